@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tern",
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    products: [
+        .library(name: "Tern", targets: ["Tern"]),
+        .executable(name: "weather", targets: ["weather"]),
+    ],
+    targets: [
+        .target(name: "Tern"),
+        .executableTarget(name: "weather", dependencies: ["Tern"]),
+        .testTarget(name: "TernTests", dependencies: ["Tern"]),
+    ]
+)

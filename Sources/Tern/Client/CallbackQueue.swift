@@ -1,0 +1,36 @@
+import Foundation
+
+/// Where a closure or delegate callback runs.
+/// Thread safety: a value type, safe to share.
+public enum CallbackQueue: Sendable {
+    /// The main queue; runs at once when already on the main thread (the seeds'
+    /// `dispatch_main_async_safe`), else asynchronously. The default.
+    case main
+    /// A queue of your choice, always asynchronously.
+    case queue(DispatchQueue)
+    /// Whatever thread finished the request (a transport or timer thread): no hop at all.
+    /// For callers that do their own hopping, and for benchmarks.
+    case immediate
+
+    /// Runs `work` on this queue: inline when already there (main) or when `.immediate`.
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        switch self {
+        case .main:
+            if Thread.isMainThread { work() } else { DispatchQueue.main.async(execute: work) }
+        case .queue(let queue):
+            queue.async(execute: work)
+        case .immediate:
+            work()
+        }
+    }
+
+    /// Runs `work` on this queue but never before the caller returns: for results produced inside
+    /// `send` itself, so a callback never runs before `send` has returned its handle.
+    func performLater(_ work: @escaping @Sendable () -> Void) {
+        switch self {
+        case .main: DispatchQueue.main.async(execute: work)
+        case .queue(let queue): queue.async(execute: work)
+        case .immediate: DispatchQueue.global().async(execute: work)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// How `post` sends its parameters.
+public enum BodyEncoding: Sendable {
+    /// `application/x-www-form-urlencoded` (the seeds' default).
+    case form
+    /// `application/json`.
+    case json
+}
+
+/// One-line calls that return untyped JSON, as the seeds' `NetworkManager` and
+/// `HIHTTPRequestManager` offer them.
+extension Client {
+    /// GETs a URL with query parameters; `completion` gets parsed JSON or an error on the main
+    /// queue (the client's callback queue) — seed 000's `GET:parameters:completion:`.
+    /// - Parameters:
+    ///   - url: Absolute URL, or a path relative to the base URL.
+    ///   - parameters: Query parameters (see `ParameterEncoding`).
+    ///   - headers: Extra headers.
+    ///   - completion: Called exactly once.
+    /// - Returns: A handle that can cancel the request.
+    @discardableResult
+    public func get(
+        _ url: String,
+        parameters: Parameters = [:],
+        headers: [String: String] = [:],
+        completion: @escaping @Sendable (Result<Response<JSON>, TernError>) -> Void
+    ) -> RequestHandle {
+        send(Request<JSON>(url, query: parameters, headers: headers), completion: completion)
+    }
+
+    /// POSTs parameters as a form or JSON body; `completion` gets parsed JSON or an error.
+    /// - Parameters:
+    ///   - url: Absolute URL, or a path relative to the base URL.
+    ///   - parameters: Body parameters.
+    ///   - encoding: `.form` (default) or `.json`.
+    ///   - headers: Extra headers.
+    ///   - completion: Called exactly once.
+    /// - Returns: A handle that can cancel the request.
+    @discardableResult
+    public func post(
+        _ url: String,
+        parameters: Parameters = [:],
+        encoding: BodyEncoding = .form,
+        headers: [String: String] = [:],
+        completion: @escaping @Sendable (Result<Response<JSON>, TernError>) -> Void
+    ) -> RequestHandle {
+        send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding), headers: headers), completion: completion)
+    }
+
+    /// GETs a URL with query parameters and returns the parsed JSON.
+    /// - Throws: `TernError`.
+    public func get(_ url: String, parameters: Parameters = [:], headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
+        try await send(Request<JSON>(url, query: parameters, headers: headers))
+    }
+
+    /// POSTs parameters as a form or JSON body and returns the parsed JSON.
+    /// - Throws: `TernError`.
+    public func post(_ url: String, parameters: Parameters = [:], encoding: BodyEncoding = .form,
+                     headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
+        try await send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding), headers: headers))
+    }
+
+    private static func body(_ parameters: Parameters, _ encoding: BodyEncoding) -> RequestBody {
+        switch encoding {
+        case .form: .form(parameters)
+        case .json: .json(parameters)
+        }
+    }
+}

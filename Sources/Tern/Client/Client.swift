@@ -1,0 +1,57 @@
+import Foundation
+
+/// Sends requests to one server (or any, with absolute URLs) and delivers their results.
+///
+/// Use `Client.shared` for one-off calls, or one client per server ("API team") with its own base
+/// URL, headers, timeout and callback queue:
+/// ```swift
+/// let weatherAPI = Client(baseURL: "https://api.weather.example") {
+///     $0.timeout = 15
+///     $0.headers["X-Device"] = deviceID
+/// }
+/// ```
+/// A client owns one `URLSession` (through its transport) for its whole life. `invalidate()` ends
+/// it: requests in flight are cancelled and later sends fail with `TernError.clientInvalidated`.
+/// Thread safety: safe to use from any thread.
+public final class Client: Sendable {
+    /// The library version, sent in the default `User-Agent`.
+    public static let version = "0.1.0"
+
+    /// The shared client: default configuration, one session for the whole process.
+    public static let shared = Client()
+
+    /// The configuration the client was created with.
+    public let configuration: ClientConfiguration
+    let transport: any Transport
+    private let invalidated = Locked(false)
+
+    /// Creates a client.
+    /// - Parameter configuration: Its defaults; a `URLSessionTransport` is built from it unless
+    ///   `configuration.transport` names another transport.
+    public init(configuration: ClientConfiguration = ClientConfiguration()) {
+        self.configuration = configuration
+        self.transport = configuration.transport
+            ?? URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential)
+    }
+
+    /// Creates a client for one server.
+    /// - Parameters:
+    ///   - baseURL: Prefix for relative request paths.
+    ///   - configure: Adjusts the rest of the configuration.
+    public convenience init(baseURL: String?, configure: (inout ClientConfiguration) -> Void = { _ in }) {
+        var configuration = ClientConfiguration()
+        configuration.baseURL = baseURL
+        configure(&configuration)
+        self.init(configuration: configuration)
+    }
+
+    /// Whether `invalidate()` has been called.
+    public var isInvalidated: Bool { invalidated.withLock { $0 } }
+
+    /// Cancels every request in flight (they end with `TernError.cancelled(.clientInvalidated)`)
+    /// and releases the session. Later sends fail with `TernError.clientInvalidated`. Idempotent.
+    public func invalidate() {
+        invalidated.withLock { $0 = true }
+        transport.invalidate()
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// Every way a Tern request can fail, one case per phase of its life.
+///
+/// The same failure gives the same case on every callback style and platform: a stalled server
+/// is `.timedOut` whether URLSession's idle timer or Tern's deadline fired first, a 404 is
+/// `.unacceptableStatus` whether you used a closure, a delegate or `await`.
+/// Thread safety: a value type, safe to share.
+public enum TernError: Error, Sendable, CustomStringConvertible {
+    /// The request could not be built; nothing was sent.
+    case invalidRequest(InvalidRequestReason)
+    /// The transport failed (connection refused, reset, DNS, TLS, …); carries Foundation's error.
+    case transport(URLError)
+    /// No complete response arrived within the request's timeout (seconds).
+    case timedOut(after: TimeInterval)
+    /// The server answered with a status code outside the accepted set; carries the body.
+    case unacceptableStatus(code: Int, body: Data)
+    /// The response's `Content-Type` is not one the request accepts; carries the body.
+    case unacceptableContentType(String?, body: Data)
+    /// The body could not be turned into the requested value; carries the body and the reason.
+    case decoding(description: String, body: Data)
+    /// The request was cancelled before it delivered a result.
+    case cancelled(CancellationReason)
+    /// The client was invalidated before this request was sent.
+    case clientInvalidated
+
+    /// Why a request could not be built.
+    public enum InvalidRequestReason: Sendable, Equatable, CustomStringConvertible {
+        /// The URL string was empty and the client has no base URL.
+        case emptyURL
+        /// The URL (or base URL joined with the path) is not a valid URL.
+        case malformedURL(String)
+        /// The URL's scheme is not `http` or `https`.
+        case unsupportedScheme(String)
+        /// A relative path was given to a client without a base URL.
+        case missingBaseURL(path: String)
+        /// A header name or value contains CR, LF or another forbidden character.
+        case invalidHeader(name: String)
+        /// A parameter or body value cannot be encoded; names the key path and the reason.
+        case unencodableValue(key: String, reason: String)
+        /// The method does not allow a body (Tern refuses a body on GET and HEAD).
+        case bodyNotAllowed(method: String)
+
+        /// A one-line explanation.
+        public var description: String {
+            switch self {
+            case .emptyURL: "the URL is empty"
+            case .malformedURL(let url): "malformed URL \"\(url)\""
+            case .unsupportedScheme(let scheme): "unsupported URL scheme \"\(scheme)\" (only http and https)"
+            case .missingBaseURL(let path): "relative path \"\(path)\" but the client has no base URL"
+            case .invalidHeader(let name): "invalid header \"\(name.debugDescription.dropFirst().dropLast())\" (CR, LF or a forbidden character)"
+            case .unencodableValue(let key, let reason): "cannot encode value for \"\(key)\": \(reason)"
+            case .bodyNotAllowed(let method): "\(method) requests cannot carry a body"
+            }
+        }
+    }
+
+    /// Why a request was cancelled.
+    public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
+        /// Cancelled through its handle or its Swift `Task`.
+        case explicit
+        /// The client was invalidated while the request was in flight.
+        case clientInvalidated
+
+        /// A short explanation.
+        public var description: String {
+            switch self {
+            case .explicit: "cancelled"
+            case .clientInvalidated: "cancelled because the client was invalidated"
+            }
+        }
+    }
+
+    /// `true` for `.cancelled`, whatever the reason: the usual "ignore this" check in UI code.
+    public var isCancelled: Bool {
+        if case .cancelled = self { return true }
+        return false
+    }
+
+    /// `true` for `.timedOut`.
+    public var isTimeout: Bool {
+        if case .timedOut = self { return true }
+        return false
+    }
+
+    /// The HTTP status code, for `.unacceptableStatus`.
+    public var statusCode: Int? {
+        if case .unacceptableStatus(let code, _) = self { return code }
+        return nil
+    }
+
+    /// The response body the failure carries, if any (status, content-type and decoding errors).
+    public var responseBody: Data? {
+        switch self {
+        case .unacceptableStatus(_, let body), .unacceptableContentType(_, let body), .decoding(_, let body):
+            return body
+        default:
+            return nil
+        }
+    }
+
+    /// Foundation's error, for `.transport`.
+    public var underlyingError: URLError? {
+        if case .transport(let error) = self { return error }
+        return nil
+    }
+
+    /// A one-line explanation, with the first bytes of the body where there is one.
+    public var description: String {
+        switch self {
+        case .invalidRequest(let reason):
+            return "Invalid request: \(reason)"
+        case .transport(let error):
+            return "Transport error \(error.code.rawValue): \(error.localizedDescription)"
+        case .timedOut(let seconds):
+            return "Timed out after \(seconds) s"
+        case .unacceptableStatus(let code, let body):
+            return "HTTP status \(code)\(Self.preview(body))"
+        case .unacceptableContentType(let type, let body):
+            return "Unacceptable content type \(type ?? "(none)")\(Self.preview(body))"
+        case .decoding(let description, let body):
+            return "Decoding failed: \(description)\(Self.preview(body))"
+        case .cancelled(let reason):
+            return "Request \(reason)"
+        case .clientInvalidated:
+            return "The client was invalidated; create a new client"
+        }
+    }
+
+    private static func preview(_ body: Data) -> String {
+        guard !body.isEmpty else { return "" }
+        let text = String(decoding: body.prefix(120), as: UTF8.self)
+        return " — body (\(body.count) bytes): \(text)\(body.count > 120 ? "…" : "")"
+    }
+}

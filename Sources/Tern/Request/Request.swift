@@ -1,0 +1,84 @@
+import Foundation
+
+/// A request described as a value: where it goes, what it sends, and what it expects back.
+///
+/// `Value` is the type the response decodes to; the serializer says how. For `JSON`, `Data`,
+/// `String` and any `Decodable` type the serializer has a default, so most requests are one line:
+/// ```swift
+/// let search = Request<[City]>("search", query: ["q": "bei"])
+/// let login = Request<JSON>("login", method: .post, body: .json(["user": name]))
+/// ```
+/// Thread safety: a value type, safe to share.
+public struct Request<Value: Sendable>: Sendable {
+    /// An absolute `http(s)` URL, or a path relative to the client's base URL.
+    public var url: String
+    /// The HTTP method; `.get` by default.
+    public var method: HTTPMethod
+    /// Query parameters, merged with any query already in `url` (see `ParameterEncoding`).
+    public var query: Parameters
+    /// The body; Tern refuses one on GET and HEAD.
+    public var body: RequestBody?
+    /// Headers for this request; they override the client's headers of the same name.
+    public var headers: [String: String]
+    /// Deadline in seconds for this request; nil uses the client's `timeout`.
+    public var timeout: TimeInterval?
+    /// Validation for this request; nil uses the client's `validation`.
+    public var validation: ResponseValidation?
+    /// Turns the body into `Value`.
+    public var serializer: ResponseSerializer<Value>
+    /// Where closure and delegate callbacks run; nil uses the client's `callbackQueue`.
+    public var callbackQueue: CallbackQueue?
+
+    /// Creates a request with an explicit serializer.
+    public init(
+        _ url: String,
+        method: HTTPMethod = .get,
+        query: Parameters = [:],
+        body: RequestBody? = nil,
+        headers: [String: String] = [:],
+        timeout: TimeInterval? = nil,
+        serializer: ResponseSerializer<Value>
+    ) {
+        self.url = url
+        self.method = method
+        self.query = query
+        self.body = body
+        self.headers = headers
+        self.timeout = timeout
+        self.validation = nil
+        self.serializer = serializer
+        self.callbackQueue = nil
+    }
+}
+
+extension Request where Value: Decodable {
+    /// A request whose JSON response decodes to `Value` with a plain `JSONDecoder`.
+    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+        self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .decodable())
+    }
+}
+
+extension Request where Value == JSON {
+    /// A request whose response is untyped `JSON`.
+    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+        self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .json)
+    }
+}
+
+extension Request where Value == Data {
+    /// A request whose response is the raw body.
+    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+        self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .data)
+    }
+}
+
+extension Request where Value == String {
+    /// A request whose response is text in the response's charset (UTF-8 by default).
+    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+        self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .string())
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+
+/// Turns a validated body into the value a request asked for. Runs off the main thread.
+///
+/// Built-ins: `.data`, `.string()`, `.json`, `.json(fallbackToString:)` and `.decodable(_:decoder:)`.
+/// An empty body on a 204 or 205 response or a HEAD request is not an error: `.data` gives empty
+/// data, `.string()` an empty string, `.json` `.null`, and `.decodable` the type's `emptyValue` if
+/// it conforms to `EmptyRepresentable` (like `Empty` and `Optional`).
+/// Thread safety: immutable, safe to share.
+public struct ResponseSerializer<Value: Sendable>: Sendable {
+    /// The content types this serializer expects when validation does not name its own; nil accepts any.
+    public let acceptableContentTypes: Set<String>?
+    let emptyValue: Value?
+    let serialize: @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
+
+    /// A custom serializer.
+    /// - Parameters:
+    ///   - acceptableContentTypes: Content types it expects, or nil for any.
+    ///   - emptyValue: What an empty 204/205/HEAD body becomes; nil makes it a decoding error.
+    ///   - serialize: Makes the value from the body and the response; throw `TernError.decoding`.
+    public init(
+        acceptableContentTypes: Set<String>?,
+        emptyValue: Value?,
+        serialize: @escaping @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
+    ) {
+        self.acceptableContentTypes = acceptableContentTypes
+        self.emptyValue = emptyValue
+        self.serialize = serialize
+    }
+
+    /// Makes the value for one response, treating intentionally empty bodies as documented above.
+    func value(from data: Data, response: HTTPURLResponse, method: HTTPMethod) throws(TernError) -> Value {
+        if data.isEmpty, method == .head || response.statusCode == 204 || response.statusCode == 205 {
+            guard let emptyValue else {
+                throw .decoding(description: "empty body (status \(response.statusCode), \(method)) and \(Value.self) has no empty value", body: data)
+            }
+            return emptyValue
+        }
+        return try serialize(data, response)
+    }
+}
+
+/// The MIME types the JSON serializers accept.
+let jsonContentTypes: Set<String> = ["application/json", "text/json", "text/javascript", "application/*+json"]
+
+extension ResponseSerializer where Value == Data {
+    /// The body as is.
+    public static var data: ResponseSerializer<Data> {
+        ResponseSerializer(acceptableContentTypes: nil, emptyValue: Data()) { data, _ in data }
+    }
+}
+
+extension ResponseSerializer where Value == String {
+    /// The body as text in the response's charset, or `defaultEncoding` (UTF-8) when it names none.
+    /// - Parameter defaultEncoding: Used when the response has no known charset.
+    public static func string(defaultEncoding: String.Encoding = .utf8) -> ResponseSerializer<String> {
+        ResponseSerializer(acceptableContentTypes: nil, emptyValue: "") { data, response throws(TernError) in
+            let encoding = response.textEncodingName.flatMap(String.Encoding.init(ianaCharset:)) ?? defaultEncoding
+            guard let text = String(data: data, encoding: encoding) else {
+                throw .decoding(description: "body is not valid \(encoding)", body: data)
+            }
+            return text
+        }
+    }
+}
+
+extension ResponseSerializer where Value == JSON {
+    /// Untyped JSON; expects a JSON content type.
+    public static var json: ResponseSerializer<JSON> { json(fallbackToString: false) }
+
+    /// Untyped JSON, optionally falling back to the body as text.
+    /// - Parameter fallbackToString: When true, a body that is not JSON (or not labelled as JSON)
+    ///   becomes `.string(body)` instead of an error, as the seeds' `HIHTTPRequestManager` does.
+    public static func json(fallbackToString: Bool) -> ResponseSerializer<JSON> {
+        ResponseSerializer(acceptableContentTypes: fallbackToString ? nil : jsonContentTypes, emptyValue: .null) { data, response throws(TernError) in
+            do throws(TernError) {
+                return try JSON(data: data)
+            } catch {
+                guard fallbackToString else { throw error }
+                let encoding = response.textEncodingName.flatMap(String.Encoding.init(ianaCharset:)) ?? .utf8
+                return .string(String(data: data, encoding: encoding) ?? String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+}
+
+extension ResponseSerializer where Value: Decodable {
+    /// A `Decodable` value decoded from JSON; expects a JSON content type.
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - decoder: The decoder; a plain `JSONDecoder()` by default.
+    public static func decodable(_ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder()) -> ResponseSerializer<Value> {
+        let box = UncheckedBox(decoder)
+        return ResponseSerializer(
+            acceptableContentTypes: jsonContentTypes,
+            emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value
+        ) { data, _ throws(TernError) in
+            do {
+                return try box.value.decode(Value.self, from: data)
+            } catch {
+                throw .decoding(description: String(describing: error), body: data)
+            }
+        }
+    }
+}
+
+/// A type with a value that stands for "no body", so a 204 or HEAD response decodes to it.
+public protocol EmptyRepresentable {
+    /// The value an empty body becomes.
+    static var emptyValue: Self { get }
+}
+
+/// The response type for endpoints that answer with no body you care about.
+/// Thread safety: a value type, safe to share.
+public struct Empty: Codable, Sendable, Hashable, EmptyRepresentable {
+    /// Creates the empty value.
+    public init() {}
+    /// `Empty()`.
+    public static var emptyValue: Empty { Empty() }
+}
+
+extension Optional: EmptyRepresentable {
+    /// `nil`.
+    public static var emptyValue: Optional<Wrapped> { nil }
+}
+
+extension String.Encoding {
+    /// The encoding an IANA charset name (`utf-8`, `iso-8859-1`, …) stands for, if Foundation has it.
+    init?(ianaCharset name: String) {
+        switch name.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) {
+        case "utf-8", "utf8": self = .utf8
+        case "utf-16": self = .utf16
+        case "utf-16le": self = .utf16LittleEndian
+        case "utf-16be": self = .utf16BigEndian
+        case "utf-32": self = .utf32
+        case "us-ascii", "ascii": self = .ascii
+        case "iso-8859-1", "latin1", "iso_8859-1": self = .isoLatin1
+        case "iso-8859-2": self = .isoLatin2
+        case "windows-1252", "cp1252": self = .windowsCP1252
+        case "windows-1251": self = .windowsCP1251
+        case "shift_jis", "shift-jis": self = .shiftJIS
+        case "euc-jp": self = .japaneseEUC
+        default: return nil
+        }
+    }
+}

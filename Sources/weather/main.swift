@@ -1,0 +1,2 @@
+import Tern
+print("Tern \(Client.version)")

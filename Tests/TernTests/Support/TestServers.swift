@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// The loopback servers `scripts/test.sh` starts; their addresses come from the environment.
+enum TestServers {
+    struct Missing: Error, CustomStringConvertible {
+        let variable: String
+        var description: String {
+            "\(variable) is not set: run the suite through scripts/test.sh, which starts httpbin and the fixture server"
+        }
+    }
+
+    /// httpbin served by gunicorn, e.g. `http://127.0.0.1:41234`.
+    static func httpbin() throws -> String { try address("TERN_HTTPBIN_URL") }
+    /// Tern's fault fixture server (`scripts/fixture_server.py`).
+    static func fixture() throws -> String { try address("TERN_FIXTURE_URL") }
+
+    private static func address(_ variable: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else { throw Missing(variable: variable) }
+        return value
+    }
+}
+
+/// Helpers that turn the closure APIs into awaitable values for tests.
+extension Client {
+    /// Sends through the completion-closure API on `queue` and returns the result and whether
+    /// the callback ran on the main thread.
+    func completionResult<Value>(_ request: Request<Value>, queue: CallbackQueue = .immediate) async -> (Result<Response<Value>, TernError>, onMain: Bool) {
+        await withCheckedContinuation { continuation in
+            send(request, queue: queue) { result in
+                continuation.resume(returning: (result, Thread.isMainThread))
+            }
+        }
+    }
+
+    /// Sends through the success/failure API and folds the two closures into a `Result`.
+    func pairResult<Value>(_ request: Request<Value>) async -> Result<Value, TernError> {
+        await withCheckedContinuation { continuation in
+            send(request, queue: .immediate, success: { continuation.resume(returning: .success($0)) },
+                 failure: { continuation.resume(returning: .failure($0)) })
+        }
+    }
+
+    /// Sends through the delegate API and returns what the delegate received.
+    func delegateResult<Value>(_ request: Request<Value>) async -> Result<Response<any Sendable>, TernError> {
+        let recorder = RecordingDelegate()
+        return await withCheckedContinuation { continuation in
+            recorder.onResult = { continuation.resume(returning: $0) }
+            send(request, delegate: recorder, queue: .immediate)
+        }
+    }
+}
+
+/// A delegate that reports its single result through a closure and counts calls.
+final class RecordingDelegate: RequestDelegate, @unchecked Sendable {
+    // Sendable: `onResult` is set before the request starts and then only read by Tern's one callback.
+    var onResult: (@Sendable (Result<Response<any Sendable>, TernError>) -> Void)?
+    func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) { onResult?(.success(response)) }
+    func request(_ request: RequestHandle, didFailWith error: TernError) { onResult?(.failure(error)) }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+    var success: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
+}
+
+/// Counts things across threads in tests.
+final class Counter: Sendable {
+    private let value = Locked(0)
+    @discardableResult func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    var count: Int { value.withLock { $0 } }
+}

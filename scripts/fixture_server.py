@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Tern's fault fixture server: the misbehaving server httpbin cannot be.
+
+Loopback only. Endpoints (all GET unless noted):
+  /stall?seconds=S          accept, read the request, answer nothing for S seconds, then close
+  /stall-body?seconds=S     send headers and 5 body bytes, then stall S seconds
+  /drip?chunks=N&interval=I chunked body, N chunks of 8 bytes, I seconds apart
+  /reset                    read the request, then reset the connection (RST)
+  /truncated                Content-Length: 100 but only 10 bytes, then close
+  /malformed-json           200, application/json, body '{"city": "Bei'
+  /json?n=N                 200, a JSON object with N items
+  /no-content-type          200, JSON body without a Content-Type header
+  /latin1                   200, text/plain; charset=iso-8859-1, body 'café' in Latin-1
+  /empty-json               200, application/json, empty body
+  /echo (any method)        200, JSON with method, path, query, headers, body (text)
+"""
+import argparse
+import json
+import socket
+import struct
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlparse, parse_qs
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _query(self):
+        return {k: v[-1] for k, v in parse_qs(urlparse(self.path).query).items()}
+
+    def _send(self, status, body, content_type="application/json", extra=None):
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def do_GET(self):
+        route = urlparse(self.path).path
+        q = self._query()
+        if route == "/stall":
+            time.sleep(float(q.get("seconds", "10")))
+            self.close_connection = True
+            return
+        if route == "/stall-body":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"12345")
+            self.wfile.flush()
+            time.sleep(float(q.get("seconds", "10")))
+            self.close_connection = True
+            return
+        if route == "/drip":
+            chunks, interval = int(q.get("chunks", "5")), float(q.get("interval", "0.2"))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(chunks):
+                piece = ("chunk%03d" % i).encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+                time.sleep(interval)
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        if route == "/reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
+        if route == "/truncated":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b'{"partial"')
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        if route == "/malformed-json":
+            return self._send(200, b'{"city": "Bei')
+        if route == "/json":
+            n = int(q.get("n", "3"))
+            return self._send(200, json.dumps({"code": 0, "items": list(range(n))}).encode())
+        if route == "/no-content-type":
+            return self._send(200, b'{"ok": true}', content_type=None)
+        if route == "/latin1":
+            return self._send(200, "café".encode("latin-1"), content_type="text/plain; charset=iso-8859-1")
+        if route == "/empty-json":
+            return self._send(200, b"")
+        if route == "/echo":
+            return self._echo()
+        self._send(404, b'{"error": "no such fixture"}')
+
+    def _echo(self):
+        parsed = urlparse(self.path)
+        body = self._body()
+        payload = {
+            "method": self.command,
+            "path": parsed.path,
+            "rawQuery": parsed.query,
+            "headers": {k: v for k, v in self.headers.items()},
+            "body": body.decode("utf-8", "replace"),
+        }
+        self._send(200, json.dumps(payload).encode())
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = lambda self: self._echo()
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "42")
+        self.end_headers()
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    Server(("127.0.0.1", args.port), Handler).serve_forever()

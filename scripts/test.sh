@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what is missing, starts httpbin (gunicorn) and
+# Tern's fixture server on free 127.0.0.1 ports, runs `swift test` (and the stress suite under
+# ThreadSanitizer), and stops the servers whatever happens. Extra arguments go to `swift test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! python3 -c "import httpbin, gunicorn" 2>/dev/null; then
+    echo "== installing httpbin and gunicorn (pip)"
+    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn
+fi
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+logs=.test-servers
+mkdir -p "$logs"
+pids=()
+stop_servers() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap stop_servers EXIT INT TERM
+
+httpbin_port=$(free_port)
+python3 -m gunicorn --bind "127.0.0.1:$httpbin_port" --workers 2 --worker-class gthread --threads 16 \
+    --log-level warning httpbin:app >"$logs/httpbin.log" 2>&1 &
+pids+=($!)
+fixture_port=$(free_port)
+python3 scripts/fixture_server.py --port "$fixture_port" >"$logs/fixture.log" 2>&1 &
+pids+=($!)
+
+wait_for() {
+    for _ in $(seq 1 100); do
+        if python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" "$1" 2>/dev/null; then return 0; fi
+        sleep 0.2
+    done
+    echo "server at $1 did not start; log:" >&2
+    cat "$logs"/*.log >&2
+    return 1
+}
+wait_for "http://127.0.0.1:$httpbin_port/get"
+wait_for "http://127.0.0.1:$fixture_port/json"
+
+export TERN_HTTPBIN_URL="http://127.0.0.1:$httpbin_port"
+export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
+echo "== httpbin at $TERN_HTTPBIN_URL, fixture server at $TERN_FIXTURE_URL"
+
+echo "== swift test"
+swift test "$@"
+
+if [ $# -eq 0 ]; then
+    echo "== stress suite under ThreadSanitizer"
+    swift test --sanitize=thread --filter StressTests
+fi
