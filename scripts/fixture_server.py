@@ -12,6 +12,7 @@ Loopback only. Endpoints (all GET unless noted):
   /no-content-type          200, JSON body without a Content-Type header
   /latin1                   200, text/plain; charset=iso-8859-1, body 'café' in Latin-1
   /empty-json               200, application/json, empty body
+  /pattern?n=N              200, N bytes where byte i is (i * 31 + 7) % 251, for integrity checks
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
 """
 import argparse
@@ -101,6 +102,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, "café".encode("latin-1"), content_type="text/plain; charset=iso-8859-1")
         if route == "/empty-json":
             return self._send(200, b"")
+        if route == "/pattern":
+            n = int(q.get("n", "1024"))
+            body = bytes((i * 31 + 7) % 251 for i in range(n))
+            return self._send(200, body, content_type="application/octet-stream")
         if route == "/echo":
             return self._echo()
         self._send(404, b'{"error": "no such fixture"}')

@@ -52,5 +52,5 @@ swift test "$@"
 
 if [ $# -eq 0 ]; then
     echo "== stress suite under ThreadSanitizer"
-    swift test --sanitize=thread --filter StressTests
+    swift test --sanitize=thread --filter "StressTests|CancellationTests"
 fi

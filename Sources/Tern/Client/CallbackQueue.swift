@@ -16,7 +16,7 @@ public enum CallbackQueue: Sendable {
     func perform(_ work: @escaping @Sendable () -> Void) {
         switch self {
         case .main:
-            if Thread.isMainThread { work() } else { DispatchQueue.main.async(execute: work) }
+            if MainQueue.isCurrent { work() } else { DispatchQueue.main.async(execute: work) }
         case .queue(let queue):
             queue.async(execute: work)
         case .immediate:
@@ -32,5 +32,21 @@ public enum CallbackQueue: Sendable {
         case .queue(let queue): queue.async(execute: work)
         case .immediate: DispatchQueue.global().async(execute: work)
         }
+    }
+}
+
+/// Tells whether the caller runs on the main queue.
+///
+/// `Thread.isMainThread` is not enough: on Linux, once the main thread calls `dispatchMain()`
+/// (as Swift's async `main` and test runners do), the main queue is drained by pool threads,
+/// so main-queue work runs off the main thread. A queue-specific mark on the main queue is
+/// right on every platform.
+enum MainQueue {
+    private static let key = DispatchSpecificKey<UInt8>()
+    private static let mark: Void = DispatchQueue.main.setSpecific(key: key, value: 1)
+
+    static var isCurrent: Bool {
+        _ = mark
+        return Thread.isMainThread || DispatchQueue.getSpecific(key: key) == 1
     }
 }

@@ -31,7 +31,7 @@ public struct ResponseValidation: Sendable, Equatable {
         }
         guard !body.isEmpty, let accepted = acceptableContentTypes ?? serializerTypes else { return }
         let header = response.value(forHTTPHeaderField: "Content-Type")
-        guard let header, Self.mimeType(header, matchesAny: accepted) else {
+        guard accepted.contains("*/*") || header.map({ Self.mimeType($0, matchesAny: accepted) }) == true else {
             throw .unacceptableContentType(header, body: body)
         }
     }

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Cancelling through a handle or a `Task`, and invalidating a client.
+@Suite struct CancellationTests {
+    let client: Client
+
+    init() throws {
+        client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+    }
+
+    @Test func cancellingARunningRequestDeliversOneCancelledError() async throws {
+        let calls = Counter()
+        let (error, handle): (TernError?, RequestHandle) = await withCheckedContinuation { continuation in
+            let handle = Locked<RequestHandle?>(nil)
+            let started = client.send(Request<JSON>("stall", query: ["seconds": 3])) { result in
+                calls.increment()
+                continuation.resume(returning: (result.failure, handle.withLock { $0! }))
+            }
+            handle.withLock { $0 = started }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { started.cancel() }
+        }
+        #expect(error == .cancelled(.explicit))
+        #expect(handle.isCancelled && handle.isFinished)
+        handle.cancel()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(calls.count == 1)
+    }
+
+    @Test func cancellingRightAfterSendWins() async throws {
+        let results = Locked<[Result<Response<JSON>, TernError>]>([])
+        for _ in 0..<20 {
+            let handle = client.send(Request<JSON>("json")) { result in results.withLock { $0.append(result) } }
+            handle.cancel()
+            handle.cancel()
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let all = results.withLock { $0 }
+        #expect(all.count == 20)
+        #expect(all.allSatisfy { $0.failure == .cancelled(.explicit) })
+    }
+
+    @Test func cancellingAfterCompletionIsANoOp() async throws {
+        let calls = Counter()
+        let handle: RequestHandle = await withCheckedContinuation { continuation in
+            let slot = Locked<RequestHandle?>(nil)
+            let sent = client.send(Request<JSON>("json")) { result in
+                calls.increment()
+                #expect(result.success != nil)
+                DispatchQueue.global().async { continuation.resume(returning: slot.withLock { $0! }) }
+            }
+            slot.withLock { $0 = sent }
+        }
+        handle.cancel()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(calls.count == 1)
+        #expect(!handle.isCancelled)
+        #expect(handle.phase == .finished)
+    }
+
+    @Test func cancellingTheTaskCancelsTheRequest() async throws {
+        let started = Date()
+        let task = Task { try await client.send(Request<JSON>("stall", query: ["seconds": 5])) }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let error as TernError) = result else { Issue.record("expected an error, got \(result)"); return }
+        #expect(error == .cancelled(.explicit))
+        #expect(Date().timeIntervalSince(started) < 2)
+    }
+
+    @Test func anAlreadyCancelledTaskThrowsCancelledAtOnce() async throws {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.send(Request<JSON>("stall", query: ["seconds": 5]))
+        }
+        let result = await task.result
+        guard case .failure(let error as TernError) = result else { Issue.record("expected an error, got \(result)"); return }
+        #expect(error.isCancelled)
+    }
+
+    @Test func invalidatingCancelsRequestsInFlightAndRefusesNewOnes() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let inFlight = Task { try await client.send(Request<JSON>("stall", query: ["seconds": 5])) }
+        try await Task.sleep(for: .milliseconds(200))
+        client.invalidate()
+        client.invalidate()
+        let result = await inFlight.result
+        guard case .failure(let error as TernError) = result else { Issue.record("expected an error, got \(result)"); return }
+        #expect(error == .cancelled(.clientInvalidated))
+        #expect(client.isInvalidated)
+
+        let later = await client.completionResult(Request<JSON>("json"))
+        #expect(later.0.failure == .clientInvalidated)
+        #expect(await client.pairResult(Request<JSON>("json")).failure == .clientInvalidated)
+        #expect(await client.delegateResult(Request<JSON>("json")).failure == .clientInvalidated)
+        await #expect(throws: TernError.clientInvalidated) { try await client.send(Request<JSON>("json")) }
+    }
+
+    @Test func aDeallocatedDelegateGetsNothingAndNothingCrashes() async throws {
+        var recorder: RecordingDelegate? = RecordingDelegate()
+        let calls = Counter()
+        recorder?.onResult = { _ in calls.increment() }
+        let handle = client.send(Request<JSON>("stall", query: ["seconds": 0.3]), delegate: recorder!)
+        recorder = nil
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(handle.isFinished)
+        #expect(calls.count == 0)
+    }
+}
+
+extension TernError: Equatable {
+    /// Test-only equality: same case, same associated values where they are comparable.
+    public static func == (lhs: TernError, rhs: TernError) -> Bool {
+        switch (lhs, rhs) {
+        case (.invalidRequest(let a), .invalidRequest(let b)): a == b
+        case (.transport(let a), .transport(let b)): a.code == b.code
+        case (.timedOut(let a), .timedOut(let b)): a == b
+        case (.unacceptableStatus(let a, let x), .unacceptableStatus(let b, let y)): a == b && x == y
+        case (.unacceptableContentType(let a, let x), .unacceptableContentType(let b, let y)): a == b && x == y
+        case (.decoding(let a, let x), .decoding(let b, let y)): a == b && x == y
+        case (.cancelled(let a), .cancelled(let b)): a == b
+        case (.clientInvalidated, .clientInvalidated): true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Misbehaving servers (Tern's fixture server): every fault ends in one clear, typed error.
+@Suite struct FaultTests {
+    let client: Client
+
+    init() throws {
+        client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+    }
+
+    @Test func truncatedBodyIsATransportError() async throws {
+        let error = try #require(await client.completionResult(Request<JSON>("truncated", timeout: 10)).0.failure)
+        guard case .transport = error else { Issue.record("expected a transport error, got \(error)"); return }
+    }
+
+    @Test func connectionResetIsATransportError() async throws {
+        let error = try #require(await client.completionResult(Request<JSON>("reset", timeout: 10)).0.failure)
+        guard case .transport(let urlError) = error else { Issue.record("expected a transport error, got \(error)"); return }
+        #expect(error.underlyingError == urlError)
+    }
+
+    @Test func malformedJSONIsADecodingErrorWithTheBody() async throws {
+        let error = try #require(await client.completionResult(Request<JSON>("malformed-json")).0.failure)
+        guard case .decoding(_, let body) = error else { Issue.record("expected a decoding error, got \(error)"); return }
+        #expect(String(decoding: body, as: UTF8.self) == #"{"city": "Bei"#)
+    }
+
+    @Test func malformedJSONFallsBackToTextWhenAskedTo() async throws {
+        let response = try await client.send(Request<JSON>("malformed-json", serializer: .json(fallbackToString: true)))
+        #expect(response.value == .string(#"{"city": "Bei"#))
+    }
+
+    @Test func stallBeforeHeadersTimesOut() async throws {
+        let started = Date()
+        let error = try #require(await client.completionResult(Request<JSON>("stall", query: ["seconds": 5], timeout: 0.3)).0.failure)
+        #expect(error.isTimeout)
+        #expect(Date().timeIntervalSince(started) < 2)
+    }
+
+    @Test func stallInsideTheBodyTimesOut() async throws {
+        let error = try #require(await client.completionResult(Request<Data>("stall-body", query: ["seconds": 5], timeout: 0.5)).0.failure)
+        #expect(error.isTimeout, "got \(error)")
+    }
+
+    @Test func slowDripWithinTheDeadlineArrivesWhole() async throws {
+        let response = try await client.send(Request<String>("drip", query: ["chunks": 4, "interval": 0.1], timeout: 5))
+        #expect(response.value == "chunk000chunk001chunk002chunk003")
+    }
+
+    @Test func missingContentTypeIsRejectedByJSONButNotByData() async throws {
+        let error = try #require(await client.completionResult(Request<JSON>("no-content-type")).0.failure)
+        guard case .unacceptableContentType(nil, _) = error else { Issue.record("got \(error)"); return }
+        let data = try await client.send(Request<Data>("no-content-type"))
+        #expect(data.data == Data(#"{"ok": true}"#.utf8))
+        var lenient = Request<JSON>("no-content-type")
+        lenient.validation = ResponseValidation(acceptableContentTypes: ["*/*"])
+        #expect(try await client.send(lenient).json["ok"]?.bool == true)
+    }
+
+    @Test func charsetFromTheResponseIsUsed() async throws {
+        #expect(try await client.send(Request<String>("latin1")).value == "café")
+    }
+
+    @Test func emptyJSONBodyOn200IsADecodingError() async throws {
+        let error = try #require(await client.completionResult(Request<JSON>("empty-json")).0.failure)
+        guard case .decoding = error else { Issue.record("got \(error)"); return }
+    }
+
+    @Test func connectionRefusedIsATransportError() async throws {
+        let error = try #require(await client.completionResult(Request<JSON>("http://127.0.0.1:9/nothing")).0.failure)
+        #expect(error.underlyingError?.code == .cannotConnectToHost)
+    }
+}
