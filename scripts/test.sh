@@ -47,6 +47,8 @@ export TERN_HTTPBIN_URL="http://127.0.0.1:$httpbin_port"
 export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
 echo "== httpbin at $TERN_HTTPBIN_URL, fixture server at $TERN_FIXTURE_URL"
 
+echo "== swift build (library, weather, tests)"
+swift build --build-tests
 echo "== swift test"
 swift test "$@"
 

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import Tern
+
+// The README's code samples, compiled here; ReadmeExamplesTests checks that every ```swift block
+// of the README appears in this file verbatim (indentation aside), and runs them against httpbin.
+
+struct City: Decodable, Sendable { let name: String }
+func show(_ json: JSON) {}
+func alert(_ error: TernError) {}
+func render(_ cities: [City]) {}
+
+func readmeOneLiner() {
+    Client.shared.get("https://httpbin.org/get", parameters: ["q": "北京", "lang": "zh"]) { result in
+        switch result {
+        case .success(let response): show(response.json)
+        case .failure(let error) where error.isCancelled: break
+        case .failure(let error): alert(error)
+        }
+    }
+}
+
+func readmeClientPerServer(deviceID: String) -> Client {
+    let weatherAPI = Client(baseURL: "https://api.weather.example/v1") {
+        $0.timeout = 15
+        $0.headers["X-Device"] = deviceID
+        $0.validation.acceptableContentTypes = ["application/json", "text/plain"]
+    }
+    return weatherAPI
+}
+
+func readmeThreeStyles(weatherAPI: Client, delegate: any RequestDelegate) async throws {
+    let search = Request<[City]>("search", query: ["q": "bei"])
+
+    // 1. closures: one Result, or a success / failure pair (main queue by default)
+    weatherAPI.send(search) { result in print(result) }
+    weatherAPI.send(search, success: { cities in render(cities) }, failure: { error in alert(error) })
+
+    // 2. a delegate, held weakly
+    weatherAPI.send(search, delegate: delegate)
+
+    // 3. async/await; cancelling the Task cancels the request
+    let cities = try await weatherAPI.send(search).value
+    render(cities)
+}
+
+func readmeRequests() {
+    let login = Request<JSON>("login", method: .post, body: .json(["user": "li", "remember": true]))
+    let form = Request<JSON>("profile", method: .put, body: .form(["name": "张三", "tags": ["a", "b"]]))
+    var page = Request<String>("https://example.com/page", headers: ["Accept-Language": "zh-CN"], timeout: 0.5)
+    page.callbackQueue = .queue(DispatchQueue(label: "parsing"))
+    let handle = Client.shared.send(page) { _ in }
+    handle.cancel()
+    _ = (login, form)
+}
+
+func readmeErrors(_ result: Result<Response<JSON>, TernError>) {
+    switch result {
+    case .success(let response):
+        print(response.statusCode, response.json["code"]?.int ?? -1, response.timing.duration)
+    case .failure(.unacceptableStatus(let code, let body)):
+        print("HTTP \(code): \(String(decoding: body, as: UTF8.self))")
+    case .failure(.timedOut(let seconds)):
+        print("no answer within \(seconds) s")
+    case .failure(let error):
+        print(error)  // every case has a one-line description
+    }
+}
+
+@Suite struct ReadmeExamplesTests {
+    @Test func everyReadmeSampleIsCompiledHere() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let normalizedSource = Self.normalize(source)
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        #expect(blocks.count >= 4)
+        for block in blocks {
+            #expect(normalizedSource.contains(Self.normalize(block)), "README sample not compiled here:\n\(block)")
+        }
+    }
+
+    static func normalize(_ text: String) -> String {
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+
+    @Test func theThreeStylesRunAgainstHTTPBin() async throws {
+        let client = Client(baseURL: try TestServers.httpbin())
+        let response = try await client.get("get", parameters: ["q": "北京", "lang": "zh"])
+        #expect(response.json["args"]?["q"]?.string == "北京")
+        readmeErrors(.success(response))
+    }
+}
