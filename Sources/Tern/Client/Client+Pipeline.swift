@@ -38,10 +38,11 @@ extension Client {
                                     timing: Timing(start: start, duration: seconds))
                 }
             }
+            // Never inside `send`: a result that is ready before it returns waits for it.
+            let deliver = handle.isInsideSend ? queue.performLater : queue.perform
             switch claim {
-            case .claimed: queue.perform { completion(handle, result) }
-            case .claimedInsideSend: queue.performLater { completion(handle, result) }
-            case .onDelivery: queue.perform { if handle.claim() { completion(handle, result) } }
+            case .claimed: deliver { completion(handle, result) }
+            case .onDelivery: deliver { if handle.claim() { completion(handle, result) } }
             }
         }
 
@@ -53,13 +54,15 @@ extension Client {
             default: .transport(error)
             }
         }
+        handle.startDeadline(after: deadline)
         guard let task = transport.start(urlRequest, events: { event in handle.receive(event, mapError: mapError) }) else {
             // Invalidated between the check above and the transport.
-            handle.terminate(onlyIfRunning: false, markCancelled: false)?(.failure(.clientInvalidated), .claimedInsideSend)
+            handle.terminate(onlyIfRunning: false, markCancelled: false)?(.failure(.clientInvalidated), .claimed)
+            handle.markSent()
             return handle
         }
         handle.attach(task)
-        handle.startDeadline(after: deadline)
+        handle.markSent()
         return handle
     }
 

@@ -5,8 +5,7 @@ import Foundation
 /// `Synchronization.Mutex` would do, but needs iOS 18 / macOS 15; this wrapper keeps the
 /// deployment targets of the package. Never call user code or resume a continuation inside
 /// `withLock`: take what you need, return, then act.
-final class Locked<Value>: @unchecked Sendable {
-    // Sendable: `value` is only read or written while `lock` is held.
+final class Locked<Value> {
     private let lock = NSLock()
     private var value: Value
 
@@ -22,3 +21,7 @@ final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+// Sendable: `value` is only read or written while `lock` is held, and only Sendable values may
+// cross threads through it.
+extension Locked: @unchecked Sendable where Value: Sendable {}

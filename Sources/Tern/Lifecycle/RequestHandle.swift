@@ -27,8 +27,6 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     enum Claim {
         /// Already claimed by the caller (cancel, timeout); deliver on the callback queue.
         case claimed
-        /// Claimed inside `send`; deliver asynchronously so `send` returns first.
-        case claimedInsideSend
         /// Claim when the callback runs; drop it if something else finished the request first.
         case onDelivery
     }
@@ -36,12 +34,13 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// Receives the one terminal outcome of the transport (or the error that ended it early).
     typealias Sink = @Sendable (Result<RawResponse, TernError>, Claim) -> Void
 
-    private struct State {
+    private struct State: Sendable {
         var phase: Phase = .created
         var wasCancelled = false
+        var insideSend = true
         var sink: Sink?
         var transportTask: (any TransportTask)?
-        var timer: (any DispatchSourceTimer)?
+        var timer: DeadlineTimer?
         var response: HTTPURLResponse?
         var body = Data()
     }
@@ -92,6 +91,13 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether `send` is still running for this request: a result produced before it returns
+    /// (a synchronous transport, an early failure) must be delivered asynchronously.
+    var isInsideSend: Bool { state.withLock { $0.insideSend } }
+
+    /// Marks the end of `send`; callbacks may run inline from now on.
+    func markSent() { state.withLock { $0.insideSend = false } }
+
     /// Keeps the transport's task so `cancel()` can stop it; cancels it if the request already ended.
     func attach(_ task: any TransportTask) {
         let alreadyOver = state.withLock { state -> Bool in
@@ -106,9 +112,9 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// with `TernError.timedOut` and its transport task is cancelled.
     func startDeadline(after seconds: TimeInterval) {
         guard seconds.isFinite, seconds > 0 else { return }
-        let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
-        timer.schedule(deadline: .now() + seconds)
-        timer.setEventHandler { [weak self] in
+        let timer = DeadlineTimer(source: DispatchSource.makeTimerSource(queue: Self.timerQueue))
+        timer.source.schedule(deadline: .now() + seconds)
+        timer.source.setEventHandler { [weak self] in
             guard let self, let sink = self.terminate(onlyIfRunning: true, markCancelled: false) else { return }
             sink(.failure(.timedOut(after: seconds)), .claimed)
         }
@@ -117,7 +123,9 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
             state.timer = timer
             return true
         }
-        if stillRunning { timer.resume() }
+        // Always resume: libdispatch traps when a never-resumed source is released.
+        timer.source.resume()
+        if !stillRunning { timer.source.cancel() }
     }
 
     private static let timerQueue = DispatchQueue(label: "Tern.deadlines", qos: .utility)
@@ -139,14 +147,14 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         case .sentBytes:
             break
         case .completed(let error):
-            let taken = state.withLock { state -> (Sink, HTTPURLResponse?, Data, (any DispatchSourceTimer)?)? in
+            let taken = state.withLock { state -> (Sink, HTTPURLResponse?, Data, DeadlineTimer?)? in
                 guard state.phase == .running, let sink = state.sink else { return nil }
                 state.phase = .completing
                 defer { state.response = nil; state.body = Data(); state.timer = nil; state.transportTask = nil }
                 return (sink, state.response, state.body, state.timer)
             }
             guard let (sink, response, body, timer) = taken else { return }
-            timer?.cancel()
+            timer?.source.cancel()
             if let error {
                 sink(.failure(mapError(error)), .onDelivery)
             } else if let response {
@@ -172,7 +180,7 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// - Returns: The sink to deliver the terminal error to, or nil if the request had already
     ///   finished (or, with `onlyIfRunning`, was no longer running).
     func terminate(onlyIfRunning: Bool, markCancelled: Bool) -> Sink? {
-        let taken = state.withLock { state -> (Sink?, (any TransportTask)?, (any DispatchSourceTimer)?)? in
+        let taken = state.withLock { state -> (Sink?, (any TransportTask)?, DeadlineTimer?)? in
             guard state.phase != .finished, !onlyIfRunning || state.phase == .running else { return nil }
             state.phase = .finished
             state.wasCancelled = markCancelled
@@ -180,7 +188,7 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
             return (state.sink, state.transportTask, state.timer)
         }
         guard let (sink, task, timer) = taken else { return nil }
-        timer?.cancel()
+        timer?.source.cancel()
         task?.cancel()
         return sink
     }
@@ -190,4 +198,11 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
 struct RawResponse: Sendable {
     let response: HTTPURLResponse
     let data: Data
+}
+
+/// A request's deadline timer.
+struct DeadlineTimer: @unchecked Sendable {
+    // Sendable: dispatch sources may be resumed and cancelled from any thread (libdispatch is
+    // thread-safe); Tern sets the handler before resuming and never mutates it afterwards.
+    let source: any DispatchSourceTimer
 }

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// The transport seam: another transport plugs in through the configuration alone, and the
+/// client's guarantees hold whatever the transport's timing.
+@Suite struct TransportSeamTests {
+    /// Answers inside `start`, before `send` has even returned.
+    struct SynchronousTransport: Transport {
+        let body: Data
+        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+            let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil,
+                                           headerFields: ["Content-Type": "application/json"])!
+            events(.response(HTTPURLResponse(url: request.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!))
+            events(.data(Data("discarded".utf8)))
+            events(.response(response))
+            for byte in body { events(.data(Data([byte]))) }
+            events(.completed(nil))
+            return NoTask()
+        }
+        func invalidate() {}
+    }
+
+    /// Never answers; records cancellation like a real transport would.
+    final class SilentTransport: Transport, @unchecked Sendable {
+        // Sendable: `pending` is only touched under `lock`.
+        private let lock = NSLock()
+        private var pending: [@Sendable (TransportEvent) -> Void] = []
+        let cancels = Counter()
+        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+            lock.withLock { pending.append(events) }
+            return CancelTask { [cancels] in
+                cancels.increment()
+                events(.completed(URLError(.cancelled)))
+            }
+        }
+        func invalidate() {}
+    }
+
+    struct NoTask: TransportTask { func cancel() {} }
+    struct CancelTask: TransportTask {
+        let action: @Sendable () -> Void
+        func cancel() { action() }
+    }
+
+    @Test func aSynchronousTransportStillDeliversAfterSendReturnsAndResetsTheBodyPerResponse() async throws {
+        let client = Client(baseURL: "http://stub.invalid") {
+            $0.transport = SynchronousTransport(body: Data(#"{"ok": true}"#.utf8))
+            $0.callbackQueue = .immediate
+        }
+        let log = Locked<[String]>([])
+        let response: Response<JSON> = try await withCheckedThrowingContinuation { continuation in
+            client.send(Request<JSON>("x")) { result in
+                log.withLock { $0.append("callback") }
+                continuation.resume(with: result)
+            }
+            log.withLock { $0.append("returned") }
+        }
+        #expect(response.json["ok"]?.bool == true)
+        #expect(log.withLock { $0 } == ["returned", "callback"])
+    }
+
+    @Test func timeoutAndCancelReachTheTransportTask() async throws {
+        let transport = SilentTransport()
+        let client = Client(baseURL: "http://stub.invalid") {
+            $0.transport = transport
+            $0.callbackQueue = .immediate
+        }
+        let started = Date()
+        let timedOut = await client.completionResult(Request<JSON>("x", timeout: 0.2))
+        #expect(timedOut.0.failure == .timedOut(after: 0.2))
+        #expect(Date().timeIntervalSince(started) < 1.5)
+
+        let task = Task { try await client.send(Request<JSON>("y")) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        guard case .failure(let error as TernError) = await task.result else { Issue.record("expected cancellation"); return }
+        #expect(error == .cancelled(.explicit))
+        #expect(transport.cancels.count == 2)
+    }
+}
