@@ -67,7 +67,7 @@ import Testing
         let result = await task.result
         guard case .failure(let error as TernError) = result else { Issue.record("expected an error, got \(result)"); return }
         #expect(error == .cancelled(.explicit))
-        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(Date().timeIntervalSince(started) < 4, "the 5 s stall must not be waited out")
     }
 
     @Test func anAlreadyCancelledTaskThrowsCancelledAtOnce() async throws {

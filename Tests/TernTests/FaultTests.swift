@@ -36,7 +36,7 @@ import Testing
         let started = Date()
         let error = try #require(await client.completionResult(Request<JSON>("stall", query: ["seconds": 5], timeout: 0.3)).0.failure)
         #expect(error.isTimeout)
-        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(Date().timeIntervalSince(started) < 4, "the 5 s stall must not be waited out")
     }
 
     @Test func stallInsideTheBodyTimesOut() async throws {

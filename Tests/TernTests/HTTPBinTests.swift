@@ -87,7 +87,7 @@ import Testing
         let elapsed = Date().timeIntervalSince(started)
         let error = try #require(result.0.failure)
         #expect(error.isTimeout, "got \(error)")
-        #expect(elapsed >= timeout * 0.9 && elapsed < timeout + 1.0, "took \(elapsed) s")
+        #expect(elapsed >= timeout * 0.9 && elapsed < 2.5, "took \(elapsed) s; the server answers after 3 s")
     }
 
     @Test(arguments: ["gzip", "deflate", "brotli"])
