@@ -24,6 +24,34 @@ private let testMainQueueKey: DispatchSpecificKey<String> = {
         #expect(onMain)
     }
 
+    @Test func decodingRunsOffTheMainQueueAndTheCallbackOnIt() async throws {
+        let client = Client(baseURL: try TestServers.httpbin())
+        let decodedOnMain = Locked<Bool?>(nil)
+        let serializer = ResponseSerializer<Data>(acceptableContentTypes: nil, emptyValue: Data()) { data, _ in
+            decodedOnMain.withLock { $0 = onMainQueue() || Thread.isMainThread }
+            return data
+        }
+        let callbackOnMain: Bool = await withCheckedContinuation { continuation in
+            client.send(Request<Data>("get", serializer: serializer)) { _ in continuation.resume(returning: onMainQueue()) }
+        }
+        #expect(decodedOnMain.withLock { $0 } == false)
+        #expect(callbackOnMain)
+    }
+
+    @Test func seedStyleSuccessAndFailureConveniencesWork() async throws {
+        let client = Client(baseURL: try TestServers.httpbin())
+        let echoed: JSON? = await withCheckedContinuation { continuation in
+            client.get("get", parameters: ["tag": 7], success: { continuation.resume(returning: $0) },
+                       failure: { _ in continuation.resume(returning: nil) })
+        }
+        #expect(echoed?["args"]?["tag"]?.string == "7")
+        let failed: TernError? = await withCheckedContinuation { continuation in
+            client.post("status/500", parameters: ["a": 1], encoding: .json, success: { _ in continuation.resume(returning: nil) },
+                        failure: { continuation.resume(returning: $0) })
+        }
+        #expect(failed?.statusCode == 500)
+    }
+
     @Test func delegateRunsOnTheMainQueueByDefault() async throws {
         let client = Client(baseURL: try TestServers.httpbin())
         let recorder = RecordingDelegate()

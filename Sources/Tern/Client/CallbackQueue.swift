@@ -42,11 +42,18 @@ public enum CallbackQueue: Sendable {
 /// so main-queue work runs off the main thread. A queue-specific mark on the main queue is
 /// right on every platform.
 enum MainQueue {
-    private static let key = DispatchSpecificKey<UInt8>()
-    private static let mark: Void = DispatchQueue.main.setSpecific(key: key, value: 1)
+    /// The key as a Sendable token (older Dispatch overlays do not mark the class Sendable).
+    private struct Key: @unchecked Sendable {
+        // Sendable: a DispatchSpecificKey is an immutable identity token; it is never mutated.
+        let key = DispatchSpecificKey<UInt8>()
+    }
+    private static let marked: Key = {
+        let marked = Key()
+        DispatchQueue.main.setSpecific(key: marked.key, value: 1)
+        return marked
+    }()
 
     static var isCurrent: Bool {
-        _ = mark
-        return Thread.isMainThread || DispatchQueue.getSpecific(key: key) == 1
+        Thread.isMainThread || DispatchQueue.getSpecific(key: marked.key) == 1
     }
 }

@@ -48,6 +48,43 @@ extension Client {
         send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding), headers: headers), completion: completion)
     }
 
+    /// GETs a URL with query parameters, with separate success and failure closures
+    /// (seed 001's `GETWithRequestTag:URLString:parameters:success:failure:`).
+    /// - Parameters:
+    ///   - url: Absolute URL, or a path relative to the base URL.
+    ///   - parameters: Query parameters (see `ParameterEncoding`).
+    ///   - success: Receives the parsed JSON.
+    ///   - failure: Receives the error.
+    /// - Returns: A handle that can cancel the request.
+    @discardableResult
+    public func get(
+        _ url: String,
+        parameters: Parameters = [:],
+        success: @escaping @Sendable (JSON) -> Void,
+        failure: @escaping @Sendable (TernError) -> Void
+    ) -> RequestHandle {
+        send(Request<JSON>(url, query: parameters), success: success, failure: failure)
+    }
+
+    /// POSTs parameters as a form or JSON body, with separate success and failure closures.
+    /// - Parameters:
+    ///   - url: Absolute URL, or a path relative to the base URL.
+    ///   - parameters: Body parameters.
+    ///   - encoding: `.form` (default) or `.json`.
+    ///   - success: Receives the parsed JSON.
+    ///   - failure: Receives the error.
+    /// - Returns: A handle that can cancel the request.
+    @discardableResult
+    public func post(
+        _ url: String,
+        parameters: Parameters = [:],
+        encoding: BodyEncoding = .form,
+        success: @escaping @Sendable (JSON) -> Void,
+        failure: @escaping @Sendable (TernError) -> Void
+    ) -> RequestHandle {
+        send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding)), success: success, failure: failure)
+    }
+
     /// GETs a URL with query parameters and returns the parsed JSON.
     /// - Throws: `TernError`.
     public func get(_ url: String, parameters: Parameters = [:], headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
