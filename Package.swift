@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .library(name: "Tern", targets: ["Tern"]),
         .executable(name: "weather", targets: ["weather"]),
+        .executable(name: "tern-bench", targets: ["tern-bench"]),
     ],
     targets: [
         .target(name: "Tern"),
         .executableTarget(name: "weather", dependencies: ["Tern"]),
+        .executableTarget(name: "tern-bench", dependencies: ["Tern"]),
         .testTarget(name: "TernTests", dependencies: ["Tern"]),
     ]
 )

@@ -26,8 +26,8 @@ extension Client {
         let validation = request.validation ?? configuration.validation
         let serializer = request.serializer
         let method = request.method
-        handle.begin { [weak handle] outcome, claim in
-            guard let handle else { return }
+        // The sink holds the handle strongly; the handle drops the sink when it finishes.
+        handle.begin { outcome, claim in
             // Validation and decoding run here, on the transport's thread, never on the main thread.
             let result = outcome.flatMap { raw in
                 Result { () throws(TernError) -> Response<Value> in

@@ -31,7 +31,8 @@ public final class Client: Sendable {
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
         self.transport = configuration.transport
-            ?? URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential)
+            ?? URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
+                                   delivery: configuration.responseDelivery)
     }
 
     /// Creates a client for one server.

@@ -28,6 +28,9 @@ public struct ClientConfiguration: Sendable {
     public var acceptLanguage: String?
     /// Maximum simultaneous connections to one host (URLSession's `httpMaximumConnectionsPerHost`). Default 6.
     public var maximumConnectionsPerHost: Int
+    /// How the default transport hands over response bodies: `.buffered` (default, fastest) or
+    /// `.streamed` (chunk by chunk through the session delegate).
+    public var responseDelivery: URLSessionTransport.Delivery
     /// A last chance to adjust the `URLSessionConfiguration` Tern builds (cookies, proxies, …).
     /// Runs once, when the client is created. Default: no change.
     public var configureSession: @Sendable (URLSessionConfiguration) -> Void
@@ -47,6 +50,7 @@ public struct ClientConfiguration: Sendable {
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
+        responseDelivery = .buffered
         configureSession = { _ in }
         transport = nil
     }

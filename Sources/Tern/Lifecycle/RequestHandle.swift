@@ -40,7 +40,7 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         var insideSend = true
         var sink: Sink?
         var transportTask: (any TransportTask)?
-        var timer: DeadlineTimer?
+        var deadline: TimeInterval?
         var response: HTTPURLResponse?
         var body = Data()
     }
@@ -112,23 +112,20 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// with `TernError.timedOut` and its transport task is cancelled.
     func startDeadline(after seconds: TimeInterval) {
         guard seconds.isFinite, seconds > 0 else { return }
-        let timer = DeadlineTimer(source: DispatchSource.makeTimerSource(queue: Self.timerQueue))
-        timer.source.schedule(deadline: .now() + seconds)
-        timer.source.setEventHandler { [weak self] in
-            guard let self, let sink = self.terminate(onlyIfRunning: true, markCancelled: false) else { return }
-            sink(.failure(.timedOut(after: seconds)), .claimed)
-        }
         let stillRunning = state.withLock { state -> Bool in
             guard state.phase == .running else { return false }
-            state.timer = timer
+            state.deadline = seconds
             return true
         }
-        // Always resume: libdispatch traps when a never-resumed source is released.
-        timer.source.resume()
-        if !stillRunning { timer.source.cancel() }
+        if stillRunning { DeadlineScheduler.shared.add(self, at: .now() + seconds) }
     }
 
-    private static let timerQueue = DispatchQueue(label: "Tern.deadlines", qos: .utility)
+    /// Called by the scheduler when the deadline has passed.
+    func deadlinePassed() {
+        guard let (sink, seconds) = terminate(onlyIfRunning: true, markCancelled: false, returningDeadline: true),
+              let seconds else { return }
+        sink(.failure(.timedOut(after: seconds)), .claimed)
+    }
 
     /// Feeds one transport event into the state machine.
     func receive(_ event: TransportEvent, mapError: (URLError) -> TernError) {
@@ -147,14 +144,14 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         case .sentBytes:
             break
         case .completed(let error):
-            let taken = state.withLock { state -> (Sink, HTTPURLResponse?, Data, DeadlineTimer?)? in
+            let taken = state.withLock { state -> (Sink, HTTPURLResponse?, Data, Bool)? in
                 guard state.phase == .running, let sink = state.sink else { return nil }
                 state.phase = .completing
-                defer { state.response = nil; state.body = Data(); state.timer = nil; state.transportTask = nil }
-                return (sink, state.response, state.body, state.timer)
+                defer { state.response = nil; state.body = Data(); state.deadline = nil; state.transportTask = nil }
+                return (sink, state.response, state.body, state.deadline != nil)
             }
-            guard let (sink, response, body, timer) = taken else { return }
-            timer?.source.cancel()
+            guard let (sink, response, body, hadDeadline) = taken else { return }
+            if hadDeadline { DeadlineScheduler.shared.remove(id) }
             if let error {
                 sink(.failure(mapError(error)), .onDelivery)
             } else if let response {
@@ -180,17 +177,21 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// - Returns: The sink to deliver the terminal error to, or nil if the request had already
     ///   finished (or, with `onlyIfRunning`, was no longer running).
     func terminate(onlyIfRunning: Bool, markCancelled: Bool) -> Sink? {
-        let taken = state.withLock { state -> (Sink?, (any TransportTask)?, DeadlineTimer?)? in
+        terminate(onlyIfRunning: onlyIfRunning, markCancelled: markCancelled, returningDeadline: false)?.0
+    }
+
+    private func terminate(onlyIfRunning: Bool, markCancelled: Bool, returningDeadline: Bool) -> (Sink, TimeInterval?)? {
+        let taken = state.withLock { state -> (Sink?, (any TransportTask)?, TimeInterval?)? in
             guard state.phase != .finished, !onlyIfRunning || state.phase == .running else { return nil }
             state.phase = .finished
             state.wasCancelled = markCancelled
-            defer { state.sink = nil; state.transportTask = nil; state.timer = nil; state.body = Data() }
-            return (state.sink, state.transportTask, state.timer)
+            defer { state.sink = nil; state.transportTask = nil; state.deadline = nil; state.body = Data() }
+            return (state.sink, state.transportTask, state.deadline)
         }
-        guard let (sink, task, timer) = taken else { return nil }
-        timer?.source.cancel()
+        guard let (sink, task, deadline) = taken else { return nil }
+        if deadline != nil { DeadlineScheduler.shared.remove(id) }
         task?.cancel()
-        return sink
+        return sink.map { ($0, deadline) }
     }
 }
 
@@ -198,11 +199,4 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
 struct RawResponse: Sendable {
     let response: HTTPURLResponse
     let data: Data
-}
-
-/// A request's deadline timer.
-struct DeadlineTimer: @unchecked Sendable {
-    // Sendable: dispatch sources may be resumed and cancelled from any thread (libdispatch is
-    // thread-safe); Tern sets the handler before resuming and never mutates it afterwards.
-    let source: any DispatchSourceTimer
 }

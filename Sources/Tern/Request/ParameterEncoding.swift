@@ -137,15 +137,17 @@ extension ParameterEncoding {
     }
 
     /// Characters RFC 3986 calls unreserved: the only ones left literal in keys and values.
-    static let unreserved: CharacterSet = {
-        var set = CharacterSet()
-        set.insert(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return set
-    }()
+    static let unreserved = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    /// Percent-encodes every character except the RFC 3986 unreserved ones.
+    /// Percent-encodes every byte of the UTF-8 text except the RFC 3986 unreserved ones.
     static func percentEncode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+        if text.utf8.allSatisfy({ unreserved[Int($0)] }) { return text }
+        var result: [UInt8] = []
+        result.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if unreserved[Int(byte)] { result.append(byte) } else { appendPercentEscape(byte, to: &result) }
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 }
 

@@ -27,14 +27,12 @@ enum RequestBuilder {
 
     /// Header names are RFC 9110 tokens; values may not contain CR, LF or NUL (header injection).
     static func validateHeader(name: String, value: String) throws(TernError) {
-        let nameIsToken = !name.isEmpty && name.unicodeScalars.allSatisfy { tokenCharacters.contains($0) }
-        let valueIsSafe = !value.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" }
+        let nameIsToken = !name.isEmpty && name.utf8.allSatisfy { tokenCharacters[Int($0)] }
+        let valueIsSafe = !value.utf8.contains { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") || $0 == 0 }
         guard nameIsToken, valueIsSafe else { throw .invalidRequest(.invalidHeader(name: name)) }
     }
 
-    private static let tokenCharacters = CharacterSet(
-        charactersIn: "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    )
+    private static let tokenCharacters = ByteSet("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
     private static func encode(_ body: RequestBody, encoding: ParameterEncoding) throws(TernError) -> (Data, String?) {
         switch body.content {

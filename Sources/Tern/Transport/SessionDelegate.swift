@@ -1,11 +1,12 @@
 import Foundation
 
-/// The one session-level delegate of a `URLSessionTransport`: routes URLSession's events to each
-/// request's event handler by task identifier.
+/// The one session-level delegate of a `URLSessionTransport`: answers authentication challenges
+/// for every task and routes the events of `.streamed` tasks to their handlers by task identifier.
 ///
 /// Per-task delegates are ignored on Linux, so everything goes through here. The delegate queue
 /// is serial, so events of one task arrive in order. Authentication challenges are always
-/// answered: an unanswered 401 Basic challenge hangs forever on Linux.
+/// answered: an unanswered 401 Basic challenge hangs forever on Linux. Completion-handler tasks
+/// get challenges (and redirects) here too, but no response or data events.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Route {
         let events: @Sendable (TransportEvent) -> Void
@@ -22,6 +23,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     func register(_ taskIdentifier: Int, events: @escaping @Sendable (TransportEvent) -> Void) {
         routes.withLock { $0[taskIdentifier] = Route(events: events) }
+    }
+
+    /// Registers a completion-handler (`.buffered`) task: only its challenges come here.
+    func registerBuffered(_ taskIdentifier: Int) {
+        routes.withLock { $0[taskIdentifier] = Route(events: { _ in }) }
+    }
+
+    /// Forgets a `.buffered` task; returns whether its challenge was refused, in which case the
+    /// caller delivers the 401 as a normal response.
+    func unregisterBuffered(_ task: URLSessionTask) -> Bool {
+        routes.withLock { $0.removeValue(forKey: task.taskIdentifier)?.cancelledChallenge ?? false }
     }
 
     private func events(for task: URLSessionTask, sawResponse: Bool = false) -> (@Sendable (TransportEvent) -> Void)? {

@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// What one GET came back with, for verification.
+struct Outcome: Sendable {
+    let status: Int
+    let length: Int
+    static let failed = Outcome(status: -1, length: -1)
+}
+
+/// One way of sending a GET: through Tern, or through raw URLSession.
+protocol Driver: Sendable {
+    var name: String { get }
+    func get(_ url: String) async -> Outcome
+}
+
+/// Tern's async API with a raw `Data` response: the path an app's request takes.
+struct TernDriver: Driver {
+    let name = "tern"
+    let client: Client
+
+    func get(_ url: String) async -> Outcome {
+        do {
+            let response = try await client.send(Request<Data>(url))
+            return Outcome(status: response.statusCode, length: response.data.count)
+        } catch {
+            return .failed
+        }
+    }
+}
+
+/// URLSession's own async API: what a user without a networking layer writes.
+struct SessionDriver: Driver {
+    let name = "urlsession"
+    let session: URLSession
+
+    func get(_ url: String) async -> Outcome {
+        guard let url = URL(string: url) else { return .failed }
+        do {
+            let (data, response) = try await session.data(for: URLRequest(url: url))
+            return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? -1, length: data.count)
+        } catch {
+            return .failed
+        }
+    }
+}
+
+/// The two pairs the benchmark compares.
+enum Drivers {
+    /// Tern and URLSession on the very same `URLSessionConfiguration` (Tern's: `urlCache = nil`,
+    /// same headers, same connection limit): what Tern's own code costs.
+    static func sameConfiguration() -> (tern: any Driver, baseline: any Driver) {
+        let configuration = ClientConfiguration()
+        let tern = TernDriver(client: Client(configuration: configuration))
+        let baseline = SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration()))
+        return (tern, baseline)
+    }
+
+    /// Each with its defaults: what a user switching to Tern sees.
+    static func defaults() -> (tern: any Driver, baseline: any Driver) {
+        (TernDriver(client: Client()), SessionDriver(session: URLSession(configuration: .default)))
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// A transport that answers every request at once with a 2-byte JSON body: measures Tern's own
+/// cost per request with no network and no URLSession underneath.
+struct InstantTransport: Transport {
+    func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+                                       headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
+        events(.response(response))
+        events(.data(Data("{}".utf8)))
+        events(.completed(nil))
+        return NothingToCancel()
+    }
+    func invalidate() {}
+}
+
+/// Like `InstantTransport`, but answers on a serial queue as URLSession does (one hop).
+struct QueuedTransport: Transport {
+    let queue = DispatchQueue(label: "queued-transport")
+    func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        queue.async { _ = InstantTransport().start(request, events: events) }
+        return NothingToCancel()
+    }
+    func invalidate() {}
+}
+
+struct NothingToCancel: TransportTask { func cancel() {} }
+
+/// Microbenchmarks of Tern's own code, CPU µs per operation.
+enum Micro {
+    static func run(count: Int) async {
+        let client = Client(baseURL: "http://127.0.0.1:1") {
+            $0.transport = InstantTransport()
+            $0.callbackQueue = .immediate
+        }
+        func measure(_ name: String, _ body: () async -> Void) async {
+            let cpu = cpuSeconds()
+            await body()
+            print(String(format: "%-40@ %8.2f µs CPU per op", name as NSString, (cpuSeconds() - cpu) / Double(count) * 1e6))
+        }
+        let queued = Client(baseURL: "http://127.0.0.1:1") { $0.transport = QueuedTransport() }
+        let queue = DispatchQueue(label: "baseline")
+        await measure("baseline: queue hop + continuation") {
+            for _ in 0..<count {
+                _ = await withCheckedContinuation { continuation in
+                    queue.async {
+                        let url = URL(string: "http://127.0.0.1:1/tiny.json")!
+                        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                       headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
+                        continuation.resume(returning: (response, Data("{}".utf8)))
+                    }
+                }
+            }
+        }
+        await measure("async send, Data, queued transport") {
+            for _ in 0..<count { _ = try? await queued.send(Request<Data>("tiny.json")) }
+        }
+        let untimed = Client(baseURL: "http://127.0.0.1:1") { $0.transport = QueuedTransport(); $0.timeout = .infinity }
+        await measure("async send, Data, queued, no deadline") {
+            for _ in 0..<count { _ = try? await untimed.send(Request<Data>("tiny.json")) }
+        }
+        await measure("async send, Data, instant transport") {
+            for _ in 0..<count { _ = try? await client.send(Request<Data>("tiny.json")) }
+        }
+        await measure("async send, JSON, instant transport") {
+            for _ in 0..<count { _ = try? await client.send(Request<JSON>("tiny.json")) }
+        }
+        await measure("closure send, Data, instant transport") {
+            for _ in 0..<count {
+                await withCheckedContinuation { done in client.send(Request<Data>("tiny.json")) { _ in done.resume() } }
+            }
+        }
+        await measure("URL(string:) + URLRequest") {
+            for _ in 0..<count { _ = URLRequest(url: URL(string: "http://127.0.0.1:1/tiny.json")!) }
+        }
+        await measure("URLComponents(string:).url") {
+            for _ in 0..<count { _ = URLComponents(string: "http://127.0.0.1:1/tiny.json")!.url }
+        }
+        await measure("DispatchSource timer make+resume+cancel") {
+            for _ in 0..<count {
+                let timer = DispatchSource.makeTimerSource(queue: .global())
+                timer.schedule(deadline: .now() + 60)
+                timer.setEventHandler {}
+                timer.resume()
+                timer.cancel()
+            }
+        }
+        await measure("HTTPURLResponse init") {
+            for _ in 0..<count {
+                _ = HTTPURLResponse(url: URL(string: "http://h/x")!, statusCode: 200, httpVersion: nil, headerFields: ["A": "b"])
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tern
+
+/// URLSession driven through its completion handler, bridged to async.
+struct ClosureSessionDriver: Driver {
+    let name = "urlsession-closure"
+    let session: URLSession
+
+    func get(_ url: String) async -> Outcome {
+        guard let url = URL(string: url) else { return .failed }
+        return await withCheckedContinuation { continuation in
+            session.dataTask(with: URLRequest(url: url)) { data, response, error in
+                guard error == nil, let http = response as? HTTPURLResponse else { return continuation.resume(returning: .failed) }
+                continuation.resume(returning: Outcome(status: http.statusCode, length: data?.count ?? 0))
+            }.resume()
+        }
+    }
+}
+
+/// URLSession driven through a session-level data delegate (what Tern's transport does), without Tern.
+final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @unchecked Sendable {
+    // Sendable: `pending` is only touched under `lock`.
+    let name = "urlsession-delegate"
+    private let lock = NSLock()
+    private var pending: [Int: (CheckedContinuation<Outcome, Never>, Data)] = [:]
+    private var session: URLSession!
+
+    init(configuration: URLSessionConfiguration) {
+        super.init()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+    }
+
+    func get(_ url: String) async -> Outcome {
+        guard let url = URL(string: url) else { return .failed }
+        return await withCheckedContinuation { continuation in
+            let task = session.dataTask(with: URLRequest(url: url))
+            lock.withLock { pending[task.taskIdentifier] = (continuation, Data()) }
+            task.resume()
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        lock.withLock { pending[dataTask.taskIdentifier]?.1.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        guard let (continuation, data) = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let status = (task.response as? HTTPURLResponse)?.statusCode ?? -1
+        continuation.resume(returning: error == nil ? Outcome(status: status, length: data.count) : .failed)
+    }
+}
+
+/// `--variants`: where the cost goes — the same sequential workload through URLSession's async
+/// API, its completion handler, a session-level delegate, and Tern; CPU µs per request, medians.
+enum Variants {
+    static func run(workloads: Workloads, count: Int, rounds: Int) async {
+        let configuration = ClientConfiguration()
+        let drivers: [any Driver] = [
+            SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
+            ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
+            DelegateSessionDriver(configuration: configuration.makeSessionConfiguration()),
+            TernDriver(client: Client(configuration: configuration)),
+        ]
+        var cpu: [String: [Double]] = [:]
+        var rate: [String: [Double]] = [:]
+        for driver in drivers { _ = await workloads.sequential(driver, count: 50) }
+        for round in 0..<rounds {
+            for driver in round.isMultiple(of: 2) ? drivers : drivers.reversed() {
+                let result = await workloads.sequential(driver, count: count)
+                cpu[driver.name, default: []].append(result.metrics["cpu_us_per_req"] ?? .nan)
+                rate[driver.name, default: []].append(result.metrics["req_per_s"] ?? .nan)
+            }
+        }
+        for driver in drivers {
+            print(String(format: "%-22@ %7.1f µs CPU/req  %7.0f req/s", driver.name as NSString,
+                         cpu[driver.name]!.median, rate[driver.name]!.median))
+        }
+    }
+}

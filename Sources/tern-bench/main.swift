@@ -1,0 +1,142 @@
+import Foundation
+import Tern
+
+// tern-bench: the same workloads through Tern and through raw URLSession, in one process, in
+// interleaved rounds (A B, B A, …) so that machine drift cancels. Run it with scripts/bench.sh,
+// which starts nginx; see the README's Performance section for the figures.
+
+struct Options {
+    var baseURL = ""
+    var json = false
+    var rounds = 5
+    var scale = 1.0
+    var rssChild: String?
+    var micro = false
+    var variants = false
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--base-url": baseURL = iterator.next() ?? ""
+            case "--json": json = true
+            case "--rounds": rounds = Int(iterator.next() ?? "") ?? rounds
+            case "--quick": scale = 0.1; rounds = 3
+            case "--rss-child": rssChild = iterator.next()
+            case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--variants": variants = true
+            default:
+                FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
+                exit(2)
+            }
+        }
+        guard !baseURL.isEmpty else {
+            FileHandle.standardError.write(Data("usage: tern-bench --base-url URL [--json] [--rounds N] [--quick]\n".utf8))
+            exit(2)
+        }
+    }
+
+    func count(_ full: Int) -> Int { max(1, Int(Double(full) * scale)) }
+}
+
+func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+let workloads = Workloads(baseURL: options.baseURL)
+
+// Micro mode: Tern's own cost per request over an instant in-process transport.
+if options.micro {
+    await Micro.run(count: options.count(20_000))
+    exit(0)
+}
+
+// Variants mode: the sequential workload through several ways of driving URLSession, and Tern.
+if options.variants {
+    await Variants.run(workloads: workloads, count: options.count(2_000), rounds: options.rounds)
+    exit(0)
+}
+
+// Child mode: one implementation, the 64-in-flight workload, then print peak RSS in MB.
+if let child = options.rssChild {
+    let pair = Drivers.sameConfiguration()
+    let driver = child == "tern" ? pair.tern : pair.baseline
+    let result = await workloads.concurrent(driver, count: options.count(20_000), inFlight: 64)
+    print(String(format: "%.3f %d", peakRSSMegabytes(), result.failures))
+    exit(0)
+}
+
+var entries: [String: Entry] = [:]
+var order: [String] = []
+var failures: [String: Int] = ["tern": 0, "urlsession": 0]
+
+@MainActor func record(_ workload: String, _ driver: String, _ result: RoundResult, better: [String: String]) {
+    failures[driver, default: 0] += result.failures
+    for (metric, value) in result.metrics.sorted(by: { $0.key < $1.key }) {
+        let key = workload + "/" + metric
+        if entries[key] == nil {
+            entries[key] = Entry(workload: workload, metric: metric, better: better[metric] ?? "lower")
+            order.append(key)
+        }
+        if driver == "tern" { entries[key]!.tern.append(value) } else { entries[key]!.baseline.append(value) }
+    }
+}
+
+let higher = ["req_per_s": "higher", "mb_per_s": "higher"]
+
+/// Runs `body` for both drivers in every round, alternating which goes first.
+@MainActor func interleave(_ workload: String, _ pair: (tern: any Driver, baseline: any Driver),
+                _ body: (any Driver) async -> RoundResult) async {
+    // Warm up both: connections, lazy initialisation.
+    _ = await workloads.sequential(pair.tern, count: 50)
+    _ = await workloads.sequential(pair.baseline, count: 50)
+    for round in 0..<options.rounds {
+        let drivers = round.isMultiple(of: 2) ? [pair.tern, pair.baseline] : [pair.baseline, pair.tern]
+        var failed: [String] = []
+        for driver in drivers {
+            let result = await body(driver)
+            record(workload, driver.name, result, better: higher)
+            if result.failures > 0 { failed.append("\(driver.name) \(result.failures) failed") }
+        }
+        log("  \(workload): round \(round + 1)/\(options.rounds) done" + (failed.isEmpty ? "" : " — " + failed.joined(separator: ", ")))
+    }
+}
+
+let same = Drivers.sameConfiguration()
+log("== seq: \(options.count(2_000)) sequential GETs of a 2-byte body, same URLSessionConfiguration")
+await interleave("seq", same) { await workloads.sequential($0, count: options.count(2_000)) }
+log("== 64: \(options.count(20_000)) GETs, 64 in flight, same URLSessionConfiguration")
+await interleave("64", same) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
+log("== download: \(options.count(20)) × 10 MB, same URLSessionConfiguration")
+await interleave("download-10mb", same) { await workloads.downloads($0, count: options.count(20)) }
+log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
+await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
+
+log("== 64-rss: peak RSS of a child process running the 64-in-flight workload")
+for round in 0..<options.rounds {
+    for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--base-url", options.baseURL, "--rss-child", name] + (options.scale < 1 ? ["--quick"] : [])
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let fields = output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let rss = fields.first ?? .nan
+        record("64-rss", name, RoundResult(metrics: ["peak_rss_mb": rss], failures: Int(fields.dropFirst().first ?? 1)), better: higher)
+    }
+}
+
+let ordered = order.compactMap { entries[$0] }
+if options.json {
+    print(Report.json(ordered))
+} else {
+    print(Report.table(ordered))
+    let seqCPU = entries["seq/cpu_us_per_req"].map { $0.tern.median - $0.baseline.median } ?? .nan
+    print(String(format: "\nadded client CPU per request (seq, median tern − urlsession): %.1f µs", seqCPU))
+    print("ratio = tern median / urlsession median; paired = median of per-round ratios; " +
+          "better: higher → ratio > 1 favours Tern, lower → ratio < 1 favours Tern")
+}
+log("failures (non-200 or wrong length): tern \(failures["tern"] ?? 0), urlsession \(failures["urlsession"] ?? 0)")
+if failures.values.contains(where: { $0 > 0 }) { exit(1) }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tern-bench: builds it in release mode, starts nginx on a free 127.0.0.1 port with
+# bench/nginx.conf.template (installing nginx with apt-get if it is missing), runs the benchmark
+# against it, and stops nginx. Arguments (e.g. --json, --rounds 7, --quick) go to tern-bench.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+nginx_bin=$(command -v nginx || true)
+[ -z "$nginx_bin" ] && [ -x /usr/sbin/nginx ] && nginx_bin=/usr/sbin/nginx
+if [ -z "$nginx_bin" ]; then
+    echo "== installing nginx (apt-get)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q nginx-light >/dev/null; }
+    nginx_bin=/usr/sbin/nginx
+fi
+
+prefix=$(mktemp -d)
+mkdir -p "$prefix/www" "$prefix/client_body"
+printf '{}' >"$prefix/www/tiny.json"
+python3 - "$prefix/www/1k.json" <<'PY'
+import json, sys
+items = [{"id": i, "name": "city-%03d" % i, "t": i % 40} for i in range(16)]
+text = json.dumps({"code": 0, "items": items})
+text = text[:-1] + ', "pad": "' + "x" * (1024 - len(text) - 11) + '"}'
+assert len(text) == 1024, len(text)
+open(sys.argv[1], "w").write(text)
+PY
+head -c 10485760 /dev/urandom >"$prefix/www/10mb.bin"
+# nginx workers run as an unprivileged user when started as root: mktemp's 0700 would give 403s.
+chmod -R a+rX "$prefix"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+sed -e "s|__PREFIX__|$prefix|g" -e "s|__PORT__|$port|g" bench/nginx.conf.template >"$prefix/nginx.conf"
+"$nginx_bin" -p "$prefix" -c "$prefix/nginx.conf" &
+nginx_pid=$!
+cleanup() {
+    kill "$nginx_pid" 2>/dev/null || true
+    wait "$nginx_pid" 2>/dev/null || true
+    rm -rf "$prefix"
+}
+trap cleanup EXIT INT TERM
+
+ready=no
+for _ in $(seq 1 50); do
+    if python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" "http://127.0.0.1:$port/10mb.bin" 2>/dev/null; then
+        ready=yes
+        break
+    fi
+    sleep 0.1
+done
+if [ "$ready" != yes ]; then
+    echo "nginx did not serve the benchmark files; its log:" >&2
+    cat "$prefix/error.log" >&2 || true
+    exit 1
+fi
+
+echo "== building tern-bench (release)" >&2
+swift build -c release --product tern-bench >&2
+echo "== nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port; $(nproc) cores" >&2
+.build/release/tern-bench --base-url "http://127.0.0.1:$port" "$@"
