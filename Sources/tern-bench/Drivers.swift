@@ -48,7 +48,23 @@ struct SessionDriver: Driver {
     }
 }
 
-/// The two pairs the benchmark compares.
+/// URLSession's completion-handler API bridged to async: the classic way (the seeds' `dataTask`).
+struct ClosureSessionDriver: Driver {
+    let name = "urlsession-closure"
+    let session: URLSession
+
+    func get(_ url: String) async -> Outcome {
+        guard let url = URL(string: url) else { return .failed }
+        return await withCheckedContinuation { continuation in
+            session.dataTask(with: URLRequest(url: url)) { data, response, error in
+                guard error == nil, let http = response as? HTTPURLResponse else { return continuation.resume(returning: .failed) }
+                continuation.resume(returning: Outcome(status: http.statusCode, length: data?.count ?? 0))
+            }.resume()
+        }
+    }
+}
+
+/// The pairs the benchmark compares.
 enum Drivers {
     /// Tern and URLSession on the very same `URLSessionConfiguration` (Tern's: `urlCache = nil`,
     /// same headers, same connection limit): what Tern's own code costs.
@@ -57,6 +73,13 @@ enum Drivers {
         let tern = TernDriver(client: Client(configuration: configuration))
         let baseline = SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration()))
         return (tern, baseline)
+    }
+
+    /// Tern against URLSession's completion-handler API, same configuration.
+    static func closureBaseline() -> (tern: any Driver, baseline: any Driver) {
+        let configuration = ClientConfiguration()
+        return (TernDriver(client: Client(configuration: configuration)),
+                ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())))
     }
 
     /// Each with its defaults: what a user switching to Tern sees.

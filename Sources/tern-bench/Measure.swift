@@ -66,3 +66,21 @@ extension Array where Element == Double {
         return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
     }
 }
+
+/// Current resident set size in KB (VmRSS), Linux only; NaN elsewhere.
+func currentRSSKilobytes() -> Double {
+    #if os(Linux)
+    guard let file = fopen("/proc/self/status", "r") else { return .nan }
+    defer { fclose(file) }
+    var line: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    defer { free(line) }
+    while getline(&line, &capacity, file) > 0 {
+        let text = String(cString: line!)
+        if text.hasPrefix("VmRSS:") {
+            return Double(text.split(separator: " ").dropFirst().first.map(String.init) ?? "") ?? .nan
+        }
+    }
+    #endif
+    return .nan
+}

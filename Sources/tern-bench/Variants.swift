@@ -4,22 +4,6 @@ import FoundationNetworking
 #endif
 import Tern
 
-/// URLSession driven through its completion handler, bridged to async.
-struct ClosureSessionDriver: Driver {
-    let name = "urlsession-closure"
-    let session: URLSession
-
-    func get(_ url: String) async -> Outcome {
-        guard let url = URL(string: url) else { return .failed }
-        return await withCheckedContinuation { continuation in
-            session.dataTask(with: URLRequest(url: url)) { data, response, error in
-                guard error == nil, let http = response as? HTTPURLResponse else { return continuation.resume(returning: .failed) }
-                continuation.resume(returning: Outcome(status: http.statusCode, length: data?.count ?? 0))
-            }.resume()
-        }
-    }
-}
-
 /// URLSession driven through a session-level data delegate (what Tern's transport does), without Tern.
 final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @unchecked Sendable {
     // Sendable: `pending` is only touched under `lock`.

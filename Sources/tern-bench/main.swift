@@ -11,6 +11,7 @@ struct Options {
     var rounds = 5
     var scale = 1.0
     var rssChild: String?
+    var inflightChild: String?
     var micro = false
     var variants = false
 
@@ -23,6 +24,7 @@ struct Options {
             case "--rounds": rounds = Int(iterator.next() ?? "") ?? rounds
             case "--quick": scale = 0.1; rounds = 3
             case "--rss-child": rssChild = iterator.next()
+            case "--inflight-child": inflightChild = iterator.next()
             case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
             default:
@@ -56,6 +58,15 @@ if options.variants {
     exit(0)
 }
 
+// Child mode: memory per request held in flight (1,000 requests to a 1-byte-per-second URL).
+if let child = options.inflightChild {
+    let pair = Drivers.sameConfiguration()
+    let driver = child == "tern" ? pair.tern : pair.baseline
+    let result = await InFlight.measure(driver, baseURL: options.baseURL, count: 1_000)
+    print(String(format: "%.3f", result))
+    exit(0)
+}
+
 // Child mode: one implementation, the 64-in-flight workload, then print peak RSS in MB.
 if let child = options.rssChild {
     let pair = Drivers.sameConfiguration()
@@ -83,6 +94,19 @@ var failures: [String: Int] = ["tern": 0, "urlsession": 0]
 
 let higher = ["req_per_s": "higher", "mb_per_s": "higher"]
 
+/// Runs this executable again with `arguments` and returns what it printed.
+func runChild(_ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return output.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
 /// Runs `body` for both drivers in every round, alternating which goes first.
 @MainActor func interleave(_ workload: String, _ pair: (tern: any Driver, baseline: any Driver),
                 _ body: (any Driver) async -> RoundResult) async {
@@ -108,23 +132,28 @@ log("== 64: \(options.count(20_000)) GETs, 64 in flight, same URLSessionConfigur
 await interleave("64", same) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
 log("== download: \(options.count(20)) × 10 MB, same URLSessionConfiguration")
 await interleave("download-10mb", same) { await workloads.downloads($0, count: options.count(20)) }
+let closure = Drivers.closureBaseline()
+log("== seq-closure / 64-closure: the same against URLSession's completion-handler API")
+await interleave("seq-closure", closure) { await workloads.sequential($0, count: options.count(2_000)) }
+await interleave("64-closure", closure) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
 log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
 await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
 
 log("== 64-rss: peak RSS of a child process running the 64-in-flight workload")
 for round in 0..<options.rounds {
     for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--base-url", options.baseURL, "--rss-child", name] + (options.scale < 1 ? ["--quick"] : [])
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = try runChild(["--base-url", options.baseURL, "--rss-child", name] + (options.scale < 1 ? ["--quick"] : []))
         let fields = output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         let rss = fields.first ?? .nan
         record("64-rss", name, RoundResult(metrics: ["peak_rss_mb": rss], failures: Int(fields.dropFirst().first ?? 1)), better: higher)
+    }
+}
+
+log("== inflight-memory: KB of client memory per request held in flight (1,000 at once, child processes)")
+for round in 0..<options.rounds {
+    for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {
+        let output = try runChild(["--base-url", options.baseURL, "--inflight-child", name])
+        record("inflight-1000", name, RoundResult(metrics: ["kb_per_request": Double(output) ?? .nan], failures: 0), better: higher)
     }
 }
 

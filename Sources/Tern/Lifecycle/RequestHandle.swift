@@ -139,7 +139,8 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         case .data(let chunk):
             state.withLock {
                 guard $0.phase == .running else { return }
-                $0.body.append(chunk)
+                // A buffered transport hands over the whole body at once: keep it, do not copy it.
+                if $0.body.isEmpty { $0.body = chunk } else { $0.body.append(chunk) }
             }
         case .sentBytes:
             break
