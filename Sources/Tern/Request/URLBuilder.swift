@@ -72,8 +72,8 @@ enum URLBuilder {
 
     /// Percent-encodes what RFC 3986 does not allow anywhere in a URL; keeps valid `%XX` escapes.
     static func encodeInvalidCharacters(_ string: String) -> String {
+        if string.utf8.allSatisfy({ allowedInURL[Int($0)] }) { return string }
         let bytes = Array(string.utf8)
-        if bytes.allSatisfy({ allowedInURL[Int($0)] }) { return string }
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count + 16)
         for (index, byte) in bytes.enumerated() {
