@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draws tern-bench's JSON lines as a chart of Tern / URLSession ratios.
+"""Draws tern-bench's JSON lines as a chart of Tern / URLSession ratios, and prints them as the
+Markdown table the README shows.
 
 usage: python3 scripts/bench_chart.py bench/results.jsonl docs/bench.png
 Installs matplotlib with pip if it is missing.
@@ -42,3 +43,14 @@ ax.set_ylim(0, max(values) * 1.15)
 fig.tight_layout()
 fig.savefig(target, dpi=120)
 print(f"wrote {target}")
+
+def short(value):
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+
+print("| workload | metric | better | Tern median (min–max) | URLSession median (min–max) | ratio | paired ratio |")
+print("|---|---|---|---|---|---|---|")
+for row in rows:
+    print(f'| {row["workload"]} | {row["metric"]} | {row["better"]} '
+          f'| {short(row["tern"])} ({short(row["tern_min"])}–{short(row["tern_max"])}) '
+          f'| {short(row["baseline"])} ({short(row["baseline_min"])}–{short(row["baseline_max"])}) '
+          f'| {row["ratio"]:.3f} | {row["paired_ratio"]:.3f} |')
