@@ -55,4 +55,8 @@ swift test "$@"
 if [ $# -eq 0 ]; then
     echo "== the whole suite again under ThreadSanitizer (stress and cancellation races included)"
     swift test --sanitize=thread
+
+    echo "== tern-bench smoke run (nginx, release build, a tenth of the work): every response verified"
+    bash scripts/bench.sh --quick --json >"$logs/bench.jsonl"
+    python3 scripts/check_bench_output.py "$logs/bench.jsonl"
 fi
