@@ -32,7 +32,7 @@ import Testing
     func bodiesArriveWholeAndInOrder(mode: URLSessionTransport.Delivery) async throws {
         let fixture = client(try TestServers.fixture(), mode)
         let pattern = try await fixture.send(Request<Data>("pattern", query: ["n": 3_000_000]))
-        #expect(pattern.data == Data((0..<3_000_000).map { UInt8(($0 * 31 + 7) % 251) }))
+        #expect(pattern.data == TestPattern.bytes(3_000_000))
         let drip = try await fixture.send(Request<String>("drip", query: ["chunks": 3, "interval": 0.05]))
         #expect(drip.value == "chunk000chunk001chunk002")
     }

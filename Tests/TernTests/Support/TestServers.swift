@@ -77,3 +77,22 @@ final class Counter: Sendable {
     @discardableResult func increment() -> Int { value.withLock { $0 += 1; return $0 } }
     var count: Int { value.withLock { $0 } }
 }
+
+/// The fixture server's `/pattern` body: byte i is (i * 31 + 7) % 251. Built with a raw loop,
+/// because a `map` over millions of elements is slow in debug builds under ThreadSanitizer, and a
+/// test that computes for seconds starves the other tests of concurrency threads.
+enum TestPattern {
+    static func bytes(_ count: Int) -> Data {
+        var data = Data(count: count)
+        data.withUnsafeMutableBytes { buffer in
+            let bytes = buffer.bindMemory(to: UInt8.self)
+            var value = 7
+            for index in 0..<count {
+                bytes[index] = UInt8(value)
+                value += 31
+                if value >= 251 { value -= 251 }
+            }
+        }
+        return data
+    }
+}
