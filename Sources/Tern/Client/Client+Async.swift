@@ -13,7 +13,7 @@ extension Client {
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response<Value>, any Error>) in
-                    let handle = perform(request, queue: .immediate) { _, result in continuation.resume(with: result) }
+                    let handle = perform(request, queue: .immediate, alwaysReport: true) { _, result in continuation.resume(with: result) }
                     slot.store(handle)
                 }
             } onCancel: {

@@ -64,7 +64,7 @@ extension Client {
     ) -> RequestHandle {
         let box = WeakDelegate(delegate)
         return perform(request, queue: queue ?? request.callbackQueue ?? configuration.callbackQueue) { handle, result in
-            guard let delegate = box.delegate else { return }
+            guard let delegate = box.delegate, let handle else { return }
             switch result {
             case .success(let response): delegate.request(handle, didSucceedWith: response.erased())
             case .failure(let error): delegate.request(handle, didFailWith: error)

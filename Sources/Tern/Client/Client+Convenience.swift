@@ -9,7 +9,8 @@ public enum BodyEncoding: Sendable {
 }
 
 /// One-line calls that return untyped JSON, as the seeds' `NetworkManager` and
-/// `HIHTTPRequestManager` offer them.
+/// `HIHTTPRequestManager` offer them. On `Client.shared`, `get` uses `RepeatStrategy.cancelOlder`
+/// (as the seed's `NetworkManager` does): a new GET of the same URL cancels the one in flight.
 extension Client {
     /// GETs a URL with query parameters; `completion` gets parsed JSON or an error on the main
     /// queue (the client's callback queue) — seed 000's `GET:parameters:completion:`.
@@ -26,7 +27,7 @@ extension Client {
         headers: [String: String] = [:],
         completion: @escaping @Sendable (Result<Response<JSON>, TernError>) -> Void
     ) -> RequestHandle {
-        send(Request<JSON>(url, query: parameters, headers: headers), completion: completion)
+        send(getRequest(url, parameters, headers), completion: completion)
     }
 
     /// POSTs parameters as a form or JSON body; `completion` gets parsed JSON or an error.
@@ -63,7 +64,7 @@ extension Client {
         success: @escaping @Sendable (JSON) -> Void,
         failure: @escaping @Sendable (TernError) -> Void
     ) -> RequestHandle {
-        send(Request<JSON>(url, query: parameters), success: success, failure: failure)
+        send(getRequest(url, parameters, [:]), success: success, failure: failure)
     }
 
     /// POSTs parameters as a form or JSON body, with separate success and failure closures.
@@ -88,7 +89,7 @@ extension Client {
     /// GETs a URL with query parameters and returns the parsed JSON.
     /// - Throws: `TernError`.
     public func get(_ url: String, parameters: Parameters = [:], headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
-        try await send(Request<JSON>(url, query: parameters, headers: headers))
+        try await send(getRequest(url, parameters, headers))
     }
 
     /// POSTs parameters as a form or JSON body and returns the parsed JSON.
@@ -96,6 +97,12 @@ extension Client {
     public func post(_ url: String, parameters: Parameters = [:], encoding: BodyEncoding = .form,
                      headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
         try await send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding), headers: headers))
+    }
+
+    private func getRequest(_ url: String, _ parameters: Parameters, _ headers: [String: String]) -> Request<JSON> {
+        var request = Request<JSON>(url, query: parameters, headers: headers)
+        if self === Client.shared { request.repeatStrategy = .cancelOlder }
+        return request
     }
 
     private static func body(_ parameters: Parameters, _ encoding: BodyEncoding) -> RequestBody {

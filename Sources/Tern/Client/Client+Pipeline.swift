@@ -1,33 +1,44 @@
 import Foundation
 
 /// The one engine under the closure, delegate and async APIs. A request flows top-down:
-/// build the `URLRequest` → start the transport and the deadline → collect the body →
-/// validate → serialize → deliver on the callback queue, exactly once.
+/// build the `URLRequest` → admit it to the registry under its repeat strategy → start the
+/// deadline and the transport (or join a shared call) → collect the body → validate →
+/// serialize → deliver on the callback queue, exactly once.
 extension Client {
-    /// Starts `request` and calls `completion` exactly once on `queue` (never before this returns).
+    /// Starts `request` and calls `completion` at most once on `queue` (never before this
+    /// returns): exactly once unless cancellation is silent for it or its lifetime drops the
+    /// result. `completion` receives the public handle, if it is still alive.
     func perform<Value>(
         _ request: Request<Value>,
         queue: CallbackQueue,
-        completion: @escaping @Sendable (RequestHandle, Result<Response<Value>, TernError>) -> Void
+        alwaysReport: Bool = false,
+        completion: @escaping @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
         let start = Date()
         let clock = DispatchTime.now()
+        let reports = alwaysReport || (request.reportsCancellation ?? configuration.reportsCancellation)
         let urlRequest: URLRequest
         do {
             urlRequest = try RequestBuilder.makeURLRequest(request, configuration: configuration)
         } catch {
-            return finishedInsideSend(request.method, url: nil, error: error, queue: queue, completion: completion)
+            return finishedInsideSend(request, url: nil, error: error, queue: queue, completion: completion)
         }
         guard !isInvalidated else {
-            return finishedInsideSend(request.method, url: urlRequest.url, error: .clientInvalidated, queue: queue, completion: completion)
+            return finishedInsideSend(request, url: urlRequest.url, error: .clientInvalidated, queue: queue, completion: completion)
         }
 
-        let handle = RequestHandle(method: request.method, url: urlRequest.url)
+        let strategy = request.repeatStrategy ?? configuration.repeatStrategy
+        let core = RequestCore(method: request.method, url: urlRequest.url, tags: request.tags, lifetime: request.lifetime,
+                               reportsCancellation: reports, identity: strategy == .allow ? nil : RequestIdentity(urlRequest))
+        let handle = core.makeHandle()
         let validation = request.validation ?? configuration.validation
         let serializer = request.serializer
         let method = request.method
-        // The sink holds the handle strongly; the handle drops the sink when it finishes.
-        handle.begin { outcome, claim in
+        // The sink holds the core strongly, and the handle too when the engine owns it; the core
+        // drops the sink when it finishes.
+        let retainedHandle = core.retainsHandle ? handle : nil
+        core.begin { outcome, claim in
+            let handle = retainedHandle ?? core.handle
             // Validation and decoding run here, on the transport's thread, never on the main thread.
             let result = outcome.flatMap { raw in
                 Result { () throws(TernError) -> Response<Value> in
@@ -39,10 +50,18 @@ extension Client {
                 }
             }
             // Never inside `send`: a result that is ready before it returns waits for it.
-            let deliver = handle.isInsideSend ? queue.performLater : queue.perform
+            let deliver = core.isInsideSend ? queue.performLater : queue.perform
             switch claim {
-            case .claimed: deliver { completion(handle, result) }
-            case .onDelivery: deliver { if handle.claim() { completion(handle, result) } }
+            case .claimed:
+                deliver { if core.isListenedTo { completion(handle, result) } }
+            case .onDelivery:
+                deliver {
+                    if core.lifetime.ownerIsGone {
+                        core.cancel(.ownerReleased)
+                    } else if core.claim(), core.isListenedTo {
+                        completion(handle, result)
+                    }
+                }
             }
         }
 
@@ -54,29 +73,53 @@ extension Client {
             default: .transport(error)
             }
         }
-        handle.startDeadline(after: deadline)
-        guard let task = transport.start(urlRequest, events: { event in handle.receive(event, mapError: mapError) }) else {
-            // Invalidated between the check above and the transport.
-            handle.terminate(onlyIfRunning: false, markCancelled: false)?(.failure(.clientInvalidated), .claimed)
-            handle.markSent()
-            return handle
+        switch admit(core, strategy: strategy) {
+        case .duplicate:
+            core.cancel(.duplicate)
+        case .run(let superseded):
+            superseded.forEach { $0.cancel(.superseded) }
+            core.startDeadline(after: deadline)
+            startAlone(core, urlRequest, mapError: mapError)
+        case .share(let flight, let leads):
+            core.startDeadline(after: deadline)
+            if flight.join(core, mapError: mapError) {
+                core.attach(FlightMembership(flight: flight, id: core.id))
+                if leads && !flight.start(urlRequest, on: transport) { flight.leave(core.id) }
+            } else {
+                // The shared call closed between lookup and join: this request goes alone.
+                startAlone(core, urlRequest, mapError: mapError)
+            }
         }
-        handle.attach(task)
-        handle.markSent()
+        if request.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
+        core.markSent()
         return handle
+    }
+
+    private func startAlone(_ core: RequestCore, _ urlRequest: URLRequest, mapError: @escaping @Sendable (URLError) -> TernError) {
+        guard let task = transport.start(urlRequest, events: { event in core.receive(event, mapError: mapError) }) else {
+            // Invalidated between the check in `perform` and the transport.
+            core.terminate(onlyIfRunning: false, cancellation: nil)?(.failure(.clientInvalidated), .claimed)
+            return
+        }
+        core.attach(task)
     }
 
     /// A handle for a request that ended inside `send`; its callback runs after `send` returns.
     private func finishedInsideSend<Value>(
-        _ method: HTTPMethod,
+        _ request: Request<Value>,
         url: URL?,
         error: TernError,
         queue: CallbackQueue,
-        completion: @escaping @Sendable (RequestHandle, Result<Response<Value>, TernError>) -> Void
+        completion: @escaping @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
-        let handle = RequestHandle(method: method, url: url)
-        _ = handle.terminate(onlyIfRunning: false, markCancelled: false)
-        queue.performLater { completion(handle, .failure(error)) }
+        let core = RequestCore(method: request.method, url: url, tags: request.tags, lifetime: request.lifetime)
+        let handle = core.makeHandle()
+        _ = core.terminate(onlyIfRunning: false, cancellation: nil)
+        let retainedHandle = core.retainsHandle ? handle : nil
+        queue.performLater { [weak handle] in
+            let handle = retainedHandle ?? handle
+            if core.lifetime.kind != .detached || handle != nil { completion(handle, .failure(error)) }
+        }
         return handle
     }
 }

@@ -23,6 +23,8 @@ public final class Client: Sendable {
     /// The configuration the client was created with.
     public let configuration: ClientConfiguration
     let transport: any Transport
+    /// The requests in flight and the shared calls (see `Client+Registry.swift`).
+    let registry = Locked(Registry())
     private let invalidated = Locked(false)
 
     /// Creates a client.

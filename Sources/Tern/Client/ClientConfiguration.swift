@@ -28,6 +28,10 @@ public struct ClientConfiguration: Sendable {
     public var acceptLanguage: String?
     /// Maximum simultaneous connections to one host (URLSession's `httpMaximumConnectionsPerHost`). Default 6.
     public var maximumConnectionsPerHost: Int
+    /// What to do when a request is sent while an identical one is in flight. Default `.allow`.
+    public var repeatStrategy: RepeatStrategy
+    /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
+    public var reportsCancellation: Bool
     /// How the default transport hands over response bodies: `.buffered` (default, fastest) or
     /// `.streamed` (chunk by chunk through the session delegate).
     public var responseDelivery: URLSessionTransport.Delivery
@@ -51,6 +55,8 @@ public struct ClientConfiguration: Sendable {
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
         responseDelivery = .buffered
+        repeatStrategy = .allow
+        reportsCancellation = true
         configureSession = { _ in }
         transport = nil
     }

@@ -57,16 +57,29 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
 
     /// Why a request was cancelled.
     public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
-        /// Cancelled through its handle or its Swift `Task`.
+        /// Cancelled through its handle, its Swift `Task`, or the client's `cancel(url:)`,
+        /// `cancel(tag:)` or `cancelAll()`.
         case explicit
         /// The client was invalidated while the request was in flight.
         case clientInvalidated
+        /// A newer identical request replaced it (`RepeatStrategy.cancelOlder`).
+        case superseded
+        /// An identical request was already in flight (`RepeatStrategy.ignoreNewer`).
+        case duplicate
+        /// Its owner was deallocated (`Lifetime.owner`).
+        case ownerReleased
+        /// Its handle was released (`Lifetime.handleReleased`); never delivered.
+        case handleReleased
 
         /// A short explanation.
         public var description: String {
             switch self {
             case .explicit: "cancelled"
             case .clientInvalidated: "cancelled because the client was invalidated"
+            case .superseded: "cancelled: a newer identical request replaced it"
+            case .duplicate: "not sent: an identical request is already in flight"
+            case .ownerReleased: "cancelled because its owner was deallocated"
+            case .handleReleased: "cancelled because its handle was released"
             }
         }
     }

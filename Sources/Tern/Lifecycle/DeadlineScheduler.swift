@@ -14,7 +14,7 @@ final class DeadlineScheduler: Sendable {
         let deadline: UInt64
         // Strong: every way a request finishes removes its entry, and a weak reference would
         // cost a side-table allocation per request.
-        let handle: RequestHandle
+        let handle: RequestCore
     }
 
     private struct State {
@@ -34,8 +34,8 @@ final class DeadlineScheduler: Sendable {
         source.resume()
     }
 
-    /// Calls `handle.deadlinePassed()` at `deadline` unless `remove(id)` comes first.
-    func add(_ handle: RequestHandle, at deadline: DispatchTime) {
+    /// Calls `core.deadlinePassed()` at `deadline` unless `remove(id)` comes first.
+    func add(_ handle: RequestCore, at deadline: DispatchTime) {
         let nanoseconds = deadline.uptimeNanoseconds
         state.withLock { state in
             state.entries[handle.id] = Entry(deadline: nanoseconds, handle: handle)
@@ -54,8 +54,8 @@ final class DeadlineScheduler: Sendable {
 
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let expired = state.withLock { state -> [RequestHandle] in
-            var expired: [RequestHandle] = []
+        let expired = state.withLock { state -> [RequestCore] in
+            var expired: [RequestCore] = []
             var next: UInt64?
             for (id, entry) in state.entries {
                 if entry.deadline <= now {

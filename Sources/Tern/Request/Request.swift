@@ -28,6 +28,16 @@ public struct Request<Value: Sendable>: Sendable {
     public var serializer: ResponseSerializer<Value>
     /// Where closure and delegate callbacks run; nil uses the client's `callbackQueue`.
     public var callbackQueue: CallbackQueue?
+    /// Labels for `Client.cancel(tag:)` and for inspection; a request may carry several.
+    public var tags: Set<String>
+    /// What to do when an identical request is already in flight; nil uses the client's
+    /// `repeatStrategy`.
+    public var repeatStrategy: RepeatStrategy?
+    /// How long the request lives relative to its owner and handle; `.untilFinished` by default.
+    public var lifetime: Lifetime
+    /// Whether cancelling delivers `TernError.cancelled` (true) or no callback at all (false);
+    /// nil uses the client's `reportsCancellation`. The async API always throws.
+    public var reportsCancellation: Bool?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -48,6 +58,31 @@ public struct Request<Value: Sendable>: Sendable {
         self.validation = nil
         self.serializer = serializer
         self.callbackQueue = nil
+        self.tags = []
+        self.repeatStrategy = nil
+        self.lifetime = .untilFinished
+        self.reportsCancellation = nil
+    }
+
+    /// A copy with `tags` added.
+    public func tagged(_ tags: String...) -> Request {
+        var copy = self
+        copy.tags.formUnion(tags)
+        return copy
+    }
+
+    /// A copy with this repeat strategy.
+    public func repeating(_ strategy: RepeatStrategy) -> Request {
+        var copy = self
+        copy.repeatStrategy = strategy
+        return copy
+    }
+
+    /// A copy that is cancelled when `owner` is deallocated (`Lifetime.owner`).
+    public func owned(by owner: AnyObject) -> Request {
+        var copy = self
+        copy.lifetime = .owner(owner)
+        return copy
     }
 }
 

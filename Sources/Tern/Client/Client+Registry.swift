@@ -1,0 +1,141 @@
+import Foundation
+
+/// The requests a client has in flight: a request enters when it is sent and leaves the moment
+/// it finishes, so the registry never holds a finished request.
+struct Registry {
+    var cores: [UInt64: RequestCore] = [:]
+    var flights: [RequestIdentity: Flight] = [:]
+}
+
+/// A snapshot of one request in flight, for debugging and tests.
+/// Thread safety: a value type, safe to share.
+public struct RunningRequest: Sendable, CustomStringConvertible {
+    /// The request's id (`RequestHandle.id`).
+    public let id: UInt64
+    /// Its method.
+    public let method: HTTPMethod
+    /// Its full URL.
+    public let url: URL?
+    /// Its tags.
+    public let tags: Set<String>
+    /// Where it stood when the snapshot was taken.
+    public let phase: RequestHandle.Phase
+
+    /// `GET https://… [tags] (phase)`.
+    public var description: String {
+        "\(method) \(url?.absoluteString ?? "?")\(tags.isEmpty ? "" : " " + tags.sorted().description) (\(phase))"
+    }
+}
+
+/// How `cancel(url:matching:)` compares URLs.
+public enum URLMatch: Sendable {
+    /// Same scheme, host, port, path and query (query pairs compared in sorted order).
+    case exact
+    /// Same scheme, host, port and path, whatever the query.
+    case ignoringQuery
+}
+
+extension Client {
+    /// The requests in flight right now, oldest first.
+    public var runningRequests: [RunningRequest] {
+        registry.withLock { $0.cores.values.sorted { $0.id < $1.id } }
+            .map { RunningRequest(id: $0.id, method: $0.method, url: $0.url, tags: $0.tags, phase: $0.phase) }
+    }
+
+    /// Cancels every request in flight whose URL matches `url` (the seed's `cancelRequestForURL:`).
+    /// - Parameters:
+    ///   - url: An absolute URL or a path relative to the base URL, as in a `Request`.
+    ///   - matching: `.exact` (the default: the query counts, in any order) or `.ignoringQuery`.
+    /// - Returns: How many requests were cancelled; 0 for a URL that cannot be built.
+    @discardableResult
+    public func cancel(url: String, matching: URLMatch = .exact) -> Int {
+        guard let target = try? URLBuilder.makeURL(url, baseURL: configuration.baseURL, parameters: [:],
+                                                   encoding: configuration.parameterEncoding) else { return 0 }
+        let key = Self.matchKey(target, matching)
+        return cancel { core in core.url.map { Self.matchKey($0, matching) } == key }
+    }
+
+    /// Cancels every request in flight that carries `tag`.
+    /// - Returns: How many requests were cancelled.
+    @discardableResult
+    public func cancel(tag: String) -> Int {
+        cancel { $0.tags.contains(tag) }
+    }
+
+    /// Cancels every request of this client in flight (the seed's `cancelAllRequests`).
+    /// - Returns: How many requests were cancelled.
+    @discardableResult
+    public func cancelAll() -> Int {
+        cancel { _ in true }
+    }
+
+    private func cancel(where matches: (RequestCore) -> Bool) -> Int {
+        let chosen = registry.withLock { $0.cores.values.filter(matches) }
+        for core in chosen { core.cancel(.explicit) }
+        return chosen.count
+    }
+
+    private static func matchKey(_ url: URL, _ matching: URLMatch) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.fragment = nil
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        switch matching {
+        case .exact:
+            components.percentEncodedQuery = components.percentEncodedQuery.map { $0.split(separator: "&").sorted().joined(separator: "&") }
+        case .ignoringQuery:
+            components.percentEncodedQuery = nil
+        }
+        return components.string ?? url.absoluteString
+    }
+
+    // MARK: - Engine side
+
+    /// What registering a request under its repeat strategy decided.
+    enum Admission {
+        /// Run it; cancel these older identical requests first.
+        case run(superseding: [RequestCore])
+        /// Do not send it: an identical request is in flight.
+        case duplicate
+        /// Join this shared call (`leads`: this request starts it).
+        case share(Flight, leads: Bool)
+    }
+
+    /// Enters `core` in the registry, applying its repeat strategy in the same critical section
+    /// as the lookup (no check-then-act race between two identical sends).
+    func admit(_ core: RequestCore, strategy: RepeatStrategy) -> Admission {
+        let admission = registry.withLock { registry -> Admission in
+            let twins = core.identity.map { identity in registry.cores.values.filter { $0.identity == identity } } ?? []
+            switch strategy {
+            case .allow:
+                registry.cores[core.id] = core
+                return .run(superseding: [])
+            case .cancelOlder:
+                registry.cores[core.id] = core
+                return .run(superseding: twins)
+            case .ignoreNewer:
+                guard twins.isEmpty else { return .duplicate }
+                registry.cores[core.id] = core
+                return .run(superseding: [])
+            case .share:
+                registry.cores[core.id] = core
+                guard let identity = core.identity else { return .run(superseding: []) }
+                if let flight = registry.flights[identity] { return .share(flight, leads: false) }
+                let flight = Flight(identity: identity) { [weak self] flight in self?.closeFlight(flight) }
+                registry.flights[identity] = flight
+                return .share(flight, leads: true)
+            }
+        }
+        if case .duplicate = admission { return admission }
+        core.setOnFinished { [weak self] core in
+            _ = self?.registry.withLock { $0.cores.removeValue(forKey: core.id) }
+        }
+        return admission
+    }
+
+    private func closeFlight(_ flight: Flight) {
+        registry.withLock { registry in
+            if registry.flights[flight.identity] === flight { registry.flights[flight.identity] = nil }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// How long a request lives relative to the objects around it (YBNetwork's release strategy).
+///
+/// - `.untilFinished` (default): the request runs to its end whatever happens to its handle or to
+///   the object that started it; its callback always comes.
+/// - `.owner(object)`: the request is cancelled (`TernError.cancelled(.ownerReleased)`) when
+///   `object` — typically the screen that started it — is deallocated. The owner is held weakly.
+///   Tern notices within about 0.1 s, and never delivers a result once the owner is gone.
+/// - `.handleReleased`: the request is cancelled, silently, when the last reference to its
+///   `RequestHandle` goes away: keep the handle in a property and the request lives as long.
+/// - `.detached`: the request runs to completion, unaffected by the handle's release, but its
+///   result is delivered only if its handle is still alive then (a delegate only if it is too).
+/// Thread safety: a value type, safe to share; holds the owner weakly.
+public struct Lifetime: Sendable {
+    enum Kind: Sendable, Equatable {
+        case untilFinished, owner, handleReleased, detached
+    }
+
+    let kind: Kind
+    let owner: WeakOwner?
+
+    /// The request lives until it finishes. The default.
+    public static let untilFinished = Lifetime(kind: .untilFinished, owner: nil)
+    /// The request is cancelled when its handle is released.
+    public static let handleReleased = Lifetime(kind: .handleReleased, owner: nil)
+    /// The request runs to completion; its result is delivered only while its handle is alive.
+    public static let detached = Lifetime(kind: .detached, owner: nil)
+
+    /// The request is cancelled when `object` is deallocated; `object` is held weakly.
+    public static func owner(_ object: AnyObject) -> Lifetime {
+        Lifetime(kind: .owner, owner: WeakOwner(object))
+    }
+
+    /// Whether the owner of an `.owner` lifetime has been deallocated.
+    var ownerIsGone: Bool { kind == .owner && owner?.object == nil }
+}
+
+/// A weak reference to a request's owner.
+final class WeakOwner: @unchecked Sendable {
+    // Sendable: `object` is set once in init and only read afterwards (weak loads are atomic);
+    // Tern never calls the owner, it only checks whether it is still alive.
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+}
+
+/// What the repeat strategies compare: method, URL with its query pairs sorted, and the body.
+struct RequestIdentity: Hashable, Sendable {
+    let method: String
+    let url: String
+    let body: Data?
+
+    init(_ request: URLRequest) {
+        method = request.httpMethod ?? "GET"
+        body = request.httpBody
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            self.url = request.url?.absoluteString ?? ""
+            return
+        }
+        if let query = components.percentEncodedQuery {
+            components.percentEncodedQuery = query.split(separator: "&").sorted().joined(separator: "&")
+        }
+        components.fragment = nil
+        self.url = components.string ?? url.absoluteString
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Cancels requests whose owner (`Lifetime.owner`) has been deallocated.
+///
+/// Swift has no portable hook on deallocation (associated objects are Objective-C only), so one
+/// shared timer checks the weak owners every 0.1 s while any owned request is in flight, and stops
+/// when none is. Delivery also checks the owner, so no result reaches a released owner even
+/// between two checks.
+/// Thread safety: safe to use from any thread.
+final class OwnerWatcher: Sendable {
+    static let shared = OwnerWatcher()
+    static let interval = DispatchTimeInterval.milliseconds(100)
+
+    private struct State {
+        var cores: [UInt64: RequestCore] = [:]
+        var isTicking = false
+    }
+
+    private let state = Locked(State())
+    private let timer: WatcherTimer
+
+    private init() {
+        let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Tern.owners", qos: .utility))
+        timer = WatcherTimer(source: source)
+        source.schedule(deadline: .distantFuture)
+        source.setEventHandler { [weak self] in self?.tick() }
+        source.resume()
+    }
+
+    /// Watches `core`'s owner until the request finishes.
+    func watch(_ core: RequestCore) {
+        state.withLock { state in
+            state.cores[core.id] = core
+            if !state.isTicking {
+                state.isTicking = true
+                timer.source.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(20))
+            }
+        }
+    }
+
+    private func tick() {
+        let released = state.withLock { state -> [RequestCore] in
+            var released: [RequestCore] = []
+            for (id, core) in state.cores {
+                if core.phase == .finished {
+                    state.cores[id] = nil
+                } else if core.lifetime.ownerIsGone {
+                    state.cores[id] = nil
+                    released.append(core)
+                }
+            }
+            if state.cores.isEmpty {
+                state.isTicking = false
+                timer.source.schedule(deadline: .distantFuture)
+            }
+            return released
+        }
+        for core in released { core.cancel(.ownerReleased) }
+    }
+}
+
+/// The watcher's dispatch timer.
+private struct WatcherTimer: @unchecked Sendable {
+    // Sendable: dispatch sources are thread-safe; the handler is set once before `resume()`, and
+    // `schedule` is only called under the watcher's lock.
+    let source: any DispatchSourceTimer
+}
