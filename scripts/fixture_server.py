@@ -13,15 +13,22 @@ Loopback only. Endpoints (all GET unless noted):
   /latin1                   200, text/plain; charset=iso-8859-1, body 'café' in Latin-1
   /empty-json               200, application/json, empty body
   /pattern?n=N              200, N bytes where byte i is (i * 31 + 7) % 251, for integrity checks
+  /counted?key=K&seconds=S  counts a request under K, waits S seconds, answers {"key": K, "n": count}
+  /count?key=K              how many /counted requests K has received: {"key": K, "count": N}
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
 """
 import argparse
 import json
 import socket
 import struct
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse, parse_qs
+
+
+COUNTS = {}
+COUNTS_LOCK = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -106,6 +113,18 @@ class Handler(BaseHTTPRequestHandler):
             n = int(q.get("n", "1024"))
             body = bytes((i * 31 + 7) % 251 for i in range(n))
             return self._send(200, body, content_type="application/octet-stream")
+        if route == "/counted":
+            key = q.get("key", "")
+            with COUNTS_LOCK:
+                COUNTS[key] = COUNTS.get(key, 0) + 1
+                n = COUNTS[key]
+            time.sleep(float(q.get("seconds", "0")))
+            return self._send(200, json.dumps({"key": key, "n": n, "q": q.get("q", "")}).encode())
+        if route == "/count":
+            key = q.get("key", "")
+            with COUNTS_LOCK:
+                n = COUNTS.get(key, 0)
+            return self._send(200, json.dumps({"key": key, "count": n}).encode())
         if route == "/echo":
             return self._echo()
         self._send(404, b'{"error": "no such fixture"}')

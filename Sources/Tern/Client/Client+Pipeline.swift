@@ -29,7 +29,7 @@ extension Client {
 
         let strategy = request.repeatStrategy ?? configuration.repeatStrategy
         let core = RequestCore(method: request.method, url: urlRequest.url, tags: request.tags, lifetime: request.lifetime,
-                               reportsCancellation: reports, identity: strategy == .allow ? nil : RequestIdentity(urlRequest))
+                               reportsCancellation: reports, identity: Self.identity(of: request, urlRequest, strategy))
         let handle = core.makeHandle()
         let validation = request.validation ?? configuration.validation
         let serializer = request.serializer
@@ -93,6 +93,14 @@ extension Client {
         if request.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
         core.markSent()
         return handle
+    }
+
+    private static func identity<Value>(of request: Request<Value>, _ urlRequest: URLRequest, _ strategy: RepeatStrategy) -> RequestIdentity? {
+        switch strategy {
+        case .allow: nil
+        case .share: RequestIdentity(urlRequest)
+        case .cancelOlder, .ignoreNewer: request.repeatKey.map(RequestIdentity.init(key:)) ?? RequestIdentity(urlRequest)
+        }
     }
 
     private func startAlone(_ core: RequestCore, _ urlRequest: URLRequest, mapError: @escaping @Sendable (URLError) -> TernError) {

@@ -44,11 +44,18 @@ final class WeakOwner: @unchecked Sendable {
     init(_ object: AnyObject) { self.object = object }
 }
 
-/// What the repeat strategies compare: method, URL with its query pairs sorted, and the body.
+/// What the repeat strategies compare: method, URL with its query pairs sorted, and the body —
+/// or, for `.cancelOlder` and `.ignoreNewer`, a caller-chosen key.
 struct RequestIdentity: Hashable, Sendable {
     let method: String
     let url: String
     let body: Data?
+
+    init(key: String) {
+        method = ""
+        url = "key:" + key
+        body = nil
+    }
 
     init(_ request: URLRequest) {
         method = request.httpMethod ?? "GET"

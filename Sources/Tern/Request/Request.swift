@@ -33,6 +33,10 @@ public struct Request<Value: Sendable>: Sendable {
     /// What to do when an identical request is already in flight; nil uses the client's
     /// `repeatStrategy`.
     public var repeatStrategy: RepeatStrategy?
+    /// Makes requests with the same key count as identical for `.cancelOlder` and `.ignoreNewer`
+    /// whatever their URL: `"search"` for search-as-you-type, where each keystroke changes the
+    /// query. Ignored by `.share`, which only ever merges truly identical requests.
+    public var repeatKey: String?
     /// How long the request lives relative to its owner and handle; `.untilFinished` by default.
     public var lifetime: Lifetime
     /// Whether cancelling delivers `TernError.cancelled` (true) or no callback at all (false);
@@ -60,6 +64,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.callbackQueue = nil
         self.tags = []
         self.repeatStrategy = nil
+        self.repeatKey = nil
         self.lifetime = .untilFinished
         self.reportsCancellation = nil
     }
@@ -71,10 +76,11 @@ public struct Request<Value: Sendable>: Sendable {
         return copy
     }
 
-    /// A copy with this repeat strategy.
-    public func repeating(_ strategy: RepeatStrategy) -> Request {
+    /// A copy with this repeat strategy, and optionally a key that makes requests identical.
+    public func repeating(_ strategy: RepeatStrategy, key: String? = nil) -> Request {
         var copy = self
         copy.repeatStrategy = strategy
+        copy.repeatKey = key
         return copy
     }
 
