@@ -104,9 +104,11 @@ import Testing
         await outcomes.wait(for: 3)
         #expect(outcomes.all.values.allSatisfy { $0.map(\.failure) == [.cancelled(.explicit)] })
         #expect(client.registry.withLock { $0.flights.isEmpty && $0.cores.isEmpty })
-        // A new identical request starts a new call.
+        // A new identical request starts a new call and succeeds (the cancelled one may or may
+        // not have reached the server, before or after it).
         let fresh = try await client.send(Request<JSON>("counted", query: ["key": key, "seconds": 0]).repeating(.share))
-        #expect(fresh.json["n"]?.int == 2)
+        #expect((1...2).contains(fresh.json["n"]?.int ?? 0))
+        #expect((1...2).contains(try await Fixture.count(key)))
     }
 
     @Test func theSharedClientsConvenienceGetCancelsTheOlderSameURL() async throws {

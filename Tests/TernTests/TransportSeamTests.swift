@@ -72,7 +72,7 @@ import Testing
         let started = Date()
         let timedOut = await client.completionResult(Request<JSON>("x", timeout: 0.2))
         #expect(timedOut.0.failure == .timedOut(after: 0.2))
-        #expect(Date().timeIntervalSince(started) < 5, "the transport never answers: only the deadline ends it")
+        #expect(Date().timeIntervalSince(started) < 15, "the transport never answers: only the deadline ends it")
 
         let task = Task { try await client.send(Request<JSON>("y")) }
         try await Task.sleep(for: .milliseconds(100))

@@ -34,6 +34,18 @@ extension Client {
         }
     }
 
+    /// Sends on `.immediate` and returns the result with the seconds from send to callback, timed
+    /// in the callback itself: the awaiting test may resume late on a loaded machine (a shared
+    /// 2-core box running the suite under ThreadSanitizer), the callback does not.
+    func timedResult<Value>(_ request: Request<Value>) async -> (Result<Response<Value>, TernError>, seconds: Double) {
+        let started = Date()
+        return await withCheckedContinuation { continuation in
+            send(request, queue: .immediate) { result in
+                continuation.resume(returning: (result, Date().timeIntervalSince(started)))
+            }
+        }
+    }
+
     /// Sends through the success/failure API and folds the two closures into a `Result`.
     func pairResult<Value>(_ request: Request<Value>) async -> Result<Value, TernError> {
         await withCheckedContinuation { continuation in

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// 10,000 requests with random repeat strategies, tags, silent cancellation and owners, cancelled
+/// at random from several threads while owners are deallocated: every request ends in exactly one
+/// terminal callback (none when it was cancelled silently) and the registry ends empty. Run under
+/// ThreadSanitizer by scripts/test.sh.
+@Suite struct LifecycleStressTests {
+    @Test func tenThousandRequestsWithRandomStrategiesCancelsAndOwners() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .queue(DispatchQueue(label: "lifecycle-stress", attributes: .concurrent))
+            $0.maximumConnectionsPerHost = 16
+            $0.timeout = 60
+        }
+        let count = 10_000
+        let callbacks = Locked([Int](repeating: 0, count: count))
+        var generator = SeededGenerator(seed: 2026)
+        let strategies: [RepeatStrategy] = [.allow, .cancelOlder, .ignoreNewer, .share]
+        var owners: [Screen?] = (0..<64).map { _ in Screen() }
+        var silent: [Bool] = []
+        var handles: [RequestHandle] = []
+        for index in 0..<count {
+            var request = Request<JSON>("json", query: ["n": index % 10])
+            request.repeatStrategy = strategies.randomElement(using: &generator)
+            request.tags = ["t\(index % 7)"]
+            let isSilent = Int.random(in: 0..<10, using: &generator) == 0
+            request.reportsCancellation = !isSilent
+            if Int.random(in: 0..<5, using: &generator) == 0, let owner = owners[index % owners.count] {
+                request.lifetime = .owner(owner)
+            }
+            silent.append(isSilent)
+            handles.append(client.send(request) { _ in callbacks.withLock { $0[index] += 1 } })
+            if index % 250 == 0 { owners[Int.random(in: 0..<owners.count, using: &generator)] = nil }
+        }
+        // Cancel at random from four threads at once, by handle and by tag.
+        let allHandles = handles
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                    var random = SeededGenerator(seed: UInt64(thread + 1))
+                    for index in stride(from: thread, to: count, by: 4) where Int.random(in: 0..<3, using: &random) == 0 {
+                        allHandles[index].cancel()
+                        if index % 1_000 == 0 { client.cancel(tag: "t\(index % 7)") }
+                    }
+                }
+                done.resume()
+            }
+        }
+        owners.removeAll()
+        let deadline = Date().addingTimeInterval(180)
+        while !handles.allSatisfy(\.isFinished), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try await Task.sleep(for: .milliseconds(300))
+
+        let delivered = callbacks.withLock { $0 }
+        var wrong: [String] = []
+        for index in 0..<count {
+            let expected = silent[index] && handles[index].isCancelled ? 0 : 1
+            if delivered[index] != expected { wrong.append("#\(index): \(delivered[index]) callbacks, expected \(expected) (\(handles[index]))") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) requests ended wrongly, e.g. \(wrong.prefix(5))")
+        #expect(client.runningRequests.isEmpty)
+        #expect(client.registry.withLock { $0.flights.isEmpty })
+        #expect(handles.contains { $0.cancellationReason == .ownerReleased })
+        #expect(handles.contains { $0.cancellationReason == .duplicate })
+    }
+}
