@@ -67,6 +67,29 @@ func readmeErrors(_ result: Result<Response<JSON>, TernError>) {
     }
 }
 
+func readmeCancelling(api: Client) {
+    let handle = api.send(Request<JSON>("forecast", query: ["city": "101010100"]).tagged("home")) { _ in }
+    handle.cancel()                                         // this one
+    api.cancel(url: "forecast?city=101010100")              // every request with this URL (query in any order)
+    api.cancel(url: "forecast", matching: .ignoringQuery)   // same path, any query
+    api.cancel(tag: "home")                                 // every request carrying the tag
+    api.cancelAll()                                         // everything this client has in flight
+}
+
+func readmeStrategies(text: String) {
+    let search = Request<[City]>("search", query: ["q": text]).repeating(.cancelOlder, key: "search")
+    let favourites = Request<JSON>("favourites").repeating(.share)
+    _ = (search, favourites)
+}
+
+func readmeLifetimes(api: Client) {
+    func showDetail(of screen: AnyObject) {
+        let detail = Request<JSON>("detail", query: ["city": "101010100"]).owned(by: screen)
+        api.send(detail) { _ in }
+    }
+    _ = showDetail
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
