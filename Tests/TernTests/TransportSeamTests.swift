@@ -37,6 +37,23 @@ import Testing
         func invalidate() {}
     }
 
+    /// Holds every `start` until released, so a request can be cancelled before its transport starts.
+    final class GatedTransport: Transport, @unchecked Sendable {
+        // Sendable: `gate` is a semaphore (thread-safe); `cancels` is a Counter (locked).
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let cancels = Counter()
+        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+            entered.signal()
+            gate.wait()
+            return CancelTask { [cancels] in
+                cancels.increment()
+                events(.completed(URLError(.cancelled)))
+            }
+        }
+        func invalidate() {}
+    }
+
     struct NoTask: TransportTask { func cancel() {} }
     struct CancelTask: TransportTask {
         let action: @Sendable () -> Void
@@ -80,5 +97,33 @@ import Testing
         guard case .failure(let error as TernError) = await task.result else { Issue.record("expected cancellation"); return }
         #expect(error == .cancelled(.explicit))
         #expect(transport.cancels.count == 2)
+    }
+
+    @Test func cancellingBeforeTheTransportStartsEndsOnceAndStopsTheTaskWhenItArrives() async throws {
+        let transport = GatedTransport()
+        let client = Client(baseURL: "http://stub.invalid") {
+            $0.transport = transport
+            $0.callbackQueue = .immediate
+        }
+        let outcomes = Outcomes()
+        let sent = Locked<RequestHandle?>(nil)
+        // Send on another thread: it blocks inside the transport's `start`.
+        DispatchQueue.global().async {
+            let handle = client.send(Request<JSON>("x")) { outcomes.record(0, $0) }
+            sent.withLock { $0 = handle }
+        }
+        await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { transport.entered.wait(); entered.resume() }
+        }
+        // The request is registered but its transport has not started: cancel it now.
+        #expect(client.runningRequests.count == 1)
+        #expect(client.cancelAll() == 1)
+        transport.gate.signal()
+        await outcomes.wait(for: 1)
+        while sent.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])
+        #expect(transport.cancels.count == 1, "the task that arrived after the cancel must be cancelled")
+        #expect(client.runningRequests.isEmpty)
     }
 }

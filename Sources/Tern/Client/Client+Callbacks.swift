@@ -77,6 +77,7 @@ extension Client {
 ///
 /// Calls arrive on the request's callback queue (the main queue by default). Tell requests apart
 /// by their `RequestHandle` (`===`, `id`, `url`). Tern holds delegates weakly.
+/// Thread safety: Tern calls a delegate only on the request's callback queue.
 public protocol RequestDelegate: AnyObject {
     /// The request succeeded; `response.value` holds the decoded value (cast it to the request's type).
     func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>)

@@ -1,6 +1,7 @@
 import Foundation
 
 /// How `post` sends its parameters.
+/// Thread safety: a value type, safe to share.
 public enum BodyEncoding: Sendable {
     /// `application/x-www-form-urlencoded` (the seeds' default).
     case form

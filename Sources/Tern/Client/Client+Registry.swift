@@ -28,6 +28,7 @@ public struct RunningRequest: Sendable, CustomStringConvertible {
 }
 
 /// How `cancel(url:matching:)` compares URLs.
+/// Thread safety: a value type, safe to share.
 public enum URLMatch: Sendable {
     /// Same scheme, host, port, path and query (query pairs compared in sorted order).
     case exact

@@ -4,6 +4,7 @@ import Foundation
 ///
 /// Written as dictionary literals, like the seeds' `NSDictionary`:
 /// `["q": "北京", "page": 2, "tags": ["a", "b"], "filter": ["min": 1], "debug": true]`.
+/// Thread safety: a value type of `Sendable` values, safe to share.
 public typealias Parameters = [String: any Sendable]
 
 /// How parameter values become `key=value` pairs in a query string or a form body.

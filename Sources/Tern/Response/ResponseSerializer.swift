@@ -105,6 +105,7 @@ extension ResponseSerializer where Value: Decodable {
 }
 
 /// A type with a value that stands for "no body", so a 204 or HEAD response decodes to it.
+/// Thread safety: `emptyValue` is read from the transport's thread; return a fresh value.
 public protocol EmptyRepresentable {
     /// The value an empty body becomes.
     static var emptyValue: Self { get }
