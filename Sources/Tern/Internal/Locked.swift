@@ -25,3 +25,10 @@ final class Locked<Value> {
 // Sendable: `value` is only read or written while `lock` is held, and only Sendable values may
 // cross threads through it.
 extension Locked: @unchecked Sendable where Value: Sendable {}
+
+/// A dispatch timer that can be stored in `Sendable` types.
+struct SendableTimer: @unchecked Sendable {
+    // Sendable: dispatch sources are thread-safe; each owner sets the handler once before
+    // `resume()` and calls `schedule` only under its own lock.
+    let source: any DispatchSourceTimer
+}

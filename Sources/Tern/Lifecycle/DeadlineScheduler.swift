@@ -24,11 +24,11 @@ final class DeadlineScheduler: Sendable {
     }
 
     private let state = Locked(State())
-    private let timer: TimerSource
+    private let timer: SendableTimer
 
     private init() {
         let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Tern.deadlines", qos: .utility))
-        timer = TimerSource(source: source)
+        timer = SendableTimer(source: source)
         source.schedule(deadline: .distantFuture)
         source.setEventHandler { [weak self] in self?.fire() }
         source.resume()
@@ -71,11 +71,4 @@ final class DeadlineScheduler: Sendable {
         }
         for handle in expired { handle.deadlinePassed() }
     }
-}
-
-/// The scheduler's dispatch timer.
-private struct TimerSource: @unchecked Sendable {
-    // Sendable: dispatch sources are thread-safe; the handler is set once before `resume()`, and
-    // `schedule` is only called under the scheduler's lock.
-    let source: any DispatchSourceTimer
 }

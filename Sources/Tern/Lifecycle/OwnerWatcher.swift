@@ -17,11 +17,11 @@ final class OwnerWatcher: Sendable {
     }
 
     private let state = Locked(State())
-    private let timer: WatcherTimer
+    private let timer: SendableTimer
 
     private init() {
         let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Tern.owners", qos: .utility))
-        timer = WatcherTimer(source: source)
+        timer = SendableTimer(source: source)
         source.schedule(deadline: .distantFuture)
         source.setEventHandler { [weak self] in self?.tick() }
         source.resume()
@@ -57,11 +57,4 @@ final class OwnerWatcher: Sendable {
         }
         for core in released { core.cancel(.ownerReleased) }
     }
-}
-
-/// The watcher's dispatch timer.
-private struct WatcherTimer: @unchecked Sendable {
-    // Sendable: dispatch sources are thread-safe; the handler is set once before `resume()`, and
-    // `schedule` is only called under the watcher's lock.
-    let source: any DispatchSourceTimer
 }
