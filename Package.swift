@@ -6,13 +6,16 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
     products: [
         .library(name: "Tern", targets: ["Tern"]),
+        .library(name: "TernStubs", targets: ["TernStubs"]),
         .executable(name: "weather", targets: ["weather"]),
         .executable(name: "tern-bench", targets: ["tern-bench"]),
     ],
     targets: [
         .target(name: "Tern"),
+        .target(name: "TernStubs", dependencies: ["Tern"]),
         .executableTarget(name: "weather", dependencies: ["Tern"]),
         .executableTarget(name: "tern-bench", dependencies: ["Tern"]),
         .testTarget(name: "TernTests", dependencies: ["Tern"]),
+        .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
     ]
 )

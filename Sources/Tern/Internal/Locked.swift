@@ -1,21 +1,22 @@
 import Foundation
 
-/// A value guarded by one `NSLock`; the only way to touch it is inside `withLock`.
+/// A value guarded by one `NSLock`; the only way to touch it is inside `withLock`. Visible to the
+/// package's other modules (TernStubs) through `package` access, not to users.
 ///
 /// `Synchronization.Mutex` would do, but needs iOS 18 / macOS 15; this wrapper keeps the
 /// deployment targets of the package. Never call user code or resume a continuation inside
 /// `withLock`: take what you need, return, then act.
-final class Locked<Value> {
+package final class Locked<Value> {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with exclusive access to the value and returns its result.
     @inline(__always)
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -1,0 +1,137 @@
+import Foundation
+import Tern
+
+/// A transport that answers from stubs instead of the network, for app developers' tests.
+///
+/// It plugs in at Tern's transport seam (`ClientConfiguration.transport`), so it behaves the
+/// same on Linux and Apple platforms — unlike `URLProtocol` stubs, which lose data chunks and
+/// crash on redirects and downloads on Linux. Each instance is its own registry: give each test
+/// its own `StubTransport` and client, and tests run in parallel.
+/// ```swift
+/// let stubs = StubTransport()
+/// stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["code": 0, "temp": 3]))
+/// stubs.stub(.get("/v1/flaky"), [.status(503), .json(["ok": true])])   // 503 once, then 200
+/// let client = Client(baseURL: "https://api.test") { $0.transport = stubs }
+/// ```
+/// A request no stub matches fails with `URLError(.resourceUnavailable)` whose description names
+/// the request. Thread safety: safe to use from any thread.
+public final class StubTransport: Transport {
+    private struct Stub {
+        let matcher: StubMatcher
+        var responses: [StubResponse]
+        var served = 0
+    }
+
+    private struct State {
+        var stubs: [Stub] = []
+        var received: [URLRequest] = []
+    }
+
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "TernStubs.delivery", attributes: .concurrent)
+
+    /// Creates an empty registry.
+    public init() {}
+
+    /// Answers requests matching `matcher` with `response`. Later stubs win over earlier ones.
+    public func stub(_ matcher: StubMatcher, _ response: StubResponse) {
+        stub(matcher, [response])
+    }
+
+    /// Answers requests matching `matcher` with `responses` in turn; the last one repeats.
+    public func stub(_ matcher: StubMatcher, _ responses: [StubResponse]) {
+        precondition(!responses.isEmpty, "a stub needs at least one response")
+        state.withLock { $0.stubs.append(Stub(matcher: matcher, responses: responses)) }
+    }
+
+    /// Removes every stub and forgets the received requests.
+    public func reset() {
+        state.withLock { $0 = State() }
+    }
+
+    /// Every request this transport received, in order, matched or not.
+    public var receivedRequests: [URLRequest] { state.withLock { $0.received } }
+
+    /// The received requests a matcher selects, e.g. to assert on what was posted.
+    public func received(_ matcher: StubMatcher) -> [URLRequest] {
+        receivedRequests.filter(matcher.matches)
+    }
+
+    /// Answers `request` from the matching stub on a private queue.
+    public func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        let response = state.withLock { state -> StubResponse? in
+            state.received.append(request)
+            guard let index = state.stubs.lastIndex(where: { $0.matcher.matches(request) }) else { return nil }
+            let stub = state.stubs[index]
+            state.stubs[index].served += 1
+            return stub.responses[min(stub.served, stub.responses.count - 1)]
+        }
+        let task = StubTask(events: events)
+        guard let response else {
+            let description = "TernStubs: no stub matches \(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "(no URL)")"
+            queue.async { task.finish(URLError(.resourceUnavailable, userInfo: [NSLocalizedDescriptionKey: description])) }
+            return task
+        }
+        deliver(response, for: request, to: task)
+        return task
+    }
+
+    /// Stubs keep no resources; nothing to invalidate.
+    public func invalidate() {}
+
+    private func deliver(_ response: StubResponse, for request: URLRequest, to task: StubTask) {
+        queue.asyncAfter(deadline: .now() + response.delay) { [self] in
+            if let failure = response.failure { return task.finish(failure) }
+            guard let url = request.url,
+                  let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: response.headers)
+            else { return task.finish(URLError(.badServerResponse)) }
+            guard task.send(.response(http)) else { return }
+            send(Self.split(response.body, into: response.chunks), from: 0, every: response.chunkInterval, to: task)
+        }
+    }
+
+    /// Sends the body pieces from `index` on, `interval` seconds apart, then completes.
+    private func send(_ pieces: [Data], from index: Int, every interval: TimeInterval, to task: StubTask) {
+        guard index < pieces.count else { return task.finish(nil) }
+        guard task.send(.data(pieces[index])) else { return }
+        if interval > 0 && index + 1 < pieces.count {
+            queue.asyncAfter(deadline: .now() + interval) { [self] in send(pieces, from: index + 1, every: interval, to: task) }
+        } else {
+            send(pieces, from: index + 1, every: interval, to: task)
+        }
+    }
+
+    private static func split(_ body: Data, into pieces: Int) -> [Data] {
+        guard pieces > 1, body.count > 1 else { return body.isEmpty ? [] : [body] }
+        let size = (body.count + pieces - 1) / pieces
+        return stride(from: 0, to: body.count, by: size).map { body.subdata(in: $0..<min($0 + size, body.count)) }
+    }
+}
+
+/// One stubbed request: delivers events until it finishes or is cancelled, then nothing.
+final class StubTask: TransportTask, Sendable {
+    private let events: @Sendable (TransportEvent) -> Void
+    private let isFinished = Locked(false)
+
+    init(events: @escaping @Sendable (TransportEvent) -> Void) {
+        self.events = events
+    }
+
+    /// Sends an event unless the task has finished; returns whether it is still running.
+    func send(_ event: TransportEvent) -> Bool {
+        guard !isFinished.withLock({ $0 }) else { return false }
+        events(event)
+        return true
+    }
+
+    /// Ends the task once with `error` (nil: complete).
+    func finish(_ error: URLError?) {
+        let first = isFinished.withLock { finished -> Bool in
+            defer { finished = true }
+            return !finished
+        }
+        if first { events(.completed(error)) }
+    }
+
+    func cancel() { finish(URLError(.cancelled)) }
+}
