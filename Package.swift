@@ -13,9 +13,9 @@ let package = Package(
     targets: [
         .target(name: "Tern"),
         .target(name: "TernStubs", dependencies: ["Tern"]),
-        .executableTarget(name: "weather", dependencies: ["Tern"]),
+        .executableTarget(name: "weather", dependencies: ["Tern", "TernStubs"]),
         .executableTarget(name: "tern-bench", dependencies: ["Tern"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern"]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs"]),
         .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
     ]
 )

@@ -19,6 +19,7 @@ public final class StubTransport: Transport {
     private struct Stub {
         let matcher: StubMatcher
         var responses: [StubResponse]
+        var handler: (@Sendable (URLRequest) -> StubResponse)?
         var served = 0
     }
 
@@ -44,6 +45,13 @@ public final class StubTransport: Transport {
         state.withLock { $0.stubs.append(Stub(matcher: matcher, responses: responses)) }
     }
 
+    /// Answers requests matching `matcher` with whatever `handler` builds from the request: for
+    /// answers that depend on it (a search that echoes its query, an embedded demo server).
+    /// `handler` runs on the caller's thread, inside `start`.
+    public func stub(_ matcher: StubMatcher, handler: @escaping @Sendable (URLRequest) -> StubResponse) {
+        state.withLock { $0.stubs.append(Stub(matcher: matcher, responses: [], handler: handler)) }
+    }
+
     /// Removes every stub and forgets the received requests.
     public func reset() {
         state.withLock { $0 = State() }
@@ -59,13 +67,14 @@ public final class StubTransport: Transport {
 
     /// Answers `request` from the matching stub on a private queue.
     public func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        let response = state.withLock { state -> StubResponse? in
+        let found = state.withLock { state -> Stub? in
             state.received.append(request)
             guard let index = state.stubs.lastIndex(where: { $0.matcher.matches(request) }) else { return nil }
-            let stub = state.stubs[index]
-            state.stubs[index].served += 1
-            return stub.responses[min(stub.served, stub.responses.count - 1)]
+            defer { state.stubs[index].served += 1 }
+            return state.stubs[index]
         }
+        // A handler runs outside the lock: it is the caller's code.
+        let response = found.map { stub in stub.handler?(request) ?? stub.responses[min(stub.served, stub.responses.count - 1)] }
         let task = StubTask(events: events)
         guard let response else {
             let description = "TernStubs: no stub matches \(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "(no URL)")"

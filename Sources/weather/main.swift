@@ -18,7 +18,7 @@ if let index = arguments.firstIndex(of: "--base-url") {
 let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuration in
     configuration.timeout = 10
     configuration.callbackQueue = .immediate
-    if baseURL == nil { configuration.transport = EmbeddedWeatherTransport() }
+    if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
 }
 
 print(baseURL.map { "Tern weather — server \($0)" } ?? "Tern weather — offline demo data (use --base-url URL for a real server)")

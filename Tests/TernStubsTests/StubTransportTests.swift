@@ -131,6 +131,14 @@ import TernStubs
         #expect(stubs.receivedRequests.isEmpty)
     }
 
+    @Test func handlersBuildAnswersFromTheRequest() async throws {
+        stubs.stub(.get("/v1/search")) { request in
+            let query = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "q" }?.value
+            return .json(["echo": query ?? ""])
+        }
+        #expect(try await client.send(Request<JSON>("search", query: ["q": "北京 & co"])).json["echo"]?.string == "北京 & co")
+    }
+
     @Test func laterStubsWinOverEarlierOnes() async throws {
         stubs.stub(.everything, .string("default"))
         stubs.stub(.get("/v1/special"), .string("special"))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tern
+import TernStubs
 
 // The README's code samples, compiled here; ReadmeExamplesTests checks that every ```swift block
 // of the README appears in this file verbatim (indentation aside), and runs them against httpbin.
@@ -88,6 +89,19 @@ func readmeLifetimes(api: Client) {
         api.send(detail) { _ in }
     }
     _ = showDetail
+}
+
+func readmeStubs() -> [URLRequest] {
+    let stubs = StubTransport()
+    stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": "3"]))
+    stubs.stub(.get("/v1/cities/*/forecast"), StubResponse.json(text: "[]").delayed(by: 0.2))
+    stubs.stub(.get("/v1/flaky"), [.status(503), .json(["ok": true])])      // 503 first, then 200
+    stubs.stub(.post("/v1/login").body(.contains("user=li")), .failure(.notConnectedToInternet))
+    let api = Client(baseURL: "https://api.test/v1") { $0.transport = stubs }
+    // … exercise your code, then assert on what it sent:
+    let posted = stubs.received(.post("/v1/login"))
+    _ = api
+    return posted
 }
 
 @Suite struct ReadmeExamplesTests {

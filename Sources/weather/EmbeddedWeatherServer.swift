@@ -1,0 +1,32 @@
+import Foundation
+import Tern
+import TernStubs
+
+/// The offline weather API: `WeatherData` served through TernStubs with realistic latency, so
+/// `weather` runs on a fresh machine with no network.
+///
+/// `GET /v1/weather?city=<id>` answers one city (404 for an unknown one) and
+/// `GET /v1/search?q=<text>` the cities whose name, pinyin or province match.
+enum EmbeddedWeatherServer {
+    static func makeTransport() -> StubTransport {
+        let stubs = StubTransport()
+        stubs.stub(.get("/v1/weather")) { request in
+            guard let city = WeatherData.cities.first(where: { $0.id == query(request, "city") }) else {
+                return StubResponse.json(text: #"{"code": 404, "message": "unknown city"}"#, status: 404).delayed(by: latency())
+            }
+            return StubResponse.json(WeatherReply(code: 0, city: city)).delayed(by: latency())
+        }
+        stubs.stub(.get("/v1/search")) { request in
+            let text = (query(request, "q") ?? "").lowercased()
+            return StubResponse.json(SearchReply(code: 0, cities: WeatherData.cities.filter { $0.matches(text) })).delayed(by: latency())
+        }
+        return stubs
+    }
+
+    private static func query(_ request: URLRequest, _ name: String) -> String? {
+        request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false) }?.queryItems?.first { $0.name == name }?.value
+    }
+
+    /// 30–120 ms, like a phone on a decent network.
+    private static func latency() -> TimeInterval { Double.random(in: 0.03...0.12) }
+}
