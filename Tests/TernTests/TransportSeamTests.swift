@@ -126,4 +126,22 @@ import Testing
         #expect(transport.cancels.count == 1, "the task that arrived after the cancel must be cancelled")
         #expect(client.runningRequests.isEmpty)
     }
+
+    /// Refuses every request, as an invalidated transport does.
+    struct RefusingTransport: Transport {
+        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? { nil }
+        func invalidate() {}
+    }
+
+    @Test(arguments: [RepeatStrategy.allow, .share])
+    func aRefusingTransportEndsRequestsAsInvalidated(strategy: RepeatStrategy) async {
+        let client = Client(baseURL: "http://stub.invalid") {
+            $0.transport = RefusingTransport()
+            $0.callbackQueue = .immediate
+        }
+        let result = await client.completionResult(Request<JSON>("x").repeating(strategy))
+        #expect(result.0.failure == .clientInvalidated)
+        #expect(client.runningRequests.isEmpty)
+        #expect(client.registry.withLock { $0.flights.isEmpty })
+    }
 }

@@ -84,7 +84,11 @@ extension Client {
             core.startDeadline(after: deadline)
             if flight.join(core, mapError: mapError) {
                 core.attach(FlightMembership(flight: flight, id: core.id))
-                if leads && !flight.start(urlRequest, on: transport) { flight.leave(core.id) }
+                if leads {
+                    for refused in flight.start(urlRequest, on: transport) {
+                        refused.terminate(onlyIfRunning: false, cancellation: nil)?(.failure(.clientInvalidated), .claimed)
+                    }
+                }
             } else {
                 // The shared call closed between lookup and join: this request goes alone.
                 startAlone(core, urlRequest, mapError: mapError)

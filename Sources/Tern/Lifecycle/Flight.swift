@@ -36,16 +36,25 @@ final class Flight: Sendable {
         }
     }
 
-    /// Starts the network call; false when the transport refused (invalidated).
-    func start(_ request: URLRequest, on transport: any Transport) -> Bool {
-        guard let task = transport.start(request, events: { [self] event in receive(event) }) else { return false }
+    /// Starts the network call. When the transport refuses (it was invalidated), the flight
+    /// closes and returns its members so that the client can end each with `.clientInvalidated`.
+    func start(_ request: URLRequest, on transport: any Transport) -> [RequestCore] {
+        guard let task = transport.start(request, events: { [self] event in receive(event) }) else {
+            let members = state.withLock { state -> [RequestCore] in
+                state.isClosed = true
+                defer { state.members = [:] }
+                return state.members.values.map(\.core)
+            }
+            onClosed(self)
+            return members
+        }
         let cancelNow = state.withLock { state -> Bool in
             guard !state.isClosed else { return true }
             state.task = task
             return false
         }
         if cancelNow { task.cancel() }
-        return true
+        return []
     }
 
     /// Detaches one member; cancels the call when it was the last.
