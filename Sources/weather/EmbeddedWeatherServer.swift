@@ -3,24 +3,36 @@ import Tern
 import TernStubs
 
 /// The offline weather API: `WeatherData` served through TernStubs with realistic latency, so
-/// `weather` runs on a fresh machine with no network.
+/// `weather` runs on a fresh machine with no network. `scripts/weather_server.py` serves the same
+/// API over real HTTP from the same data (`weather export-data`).
 ///
-/// `GET /v1/weather?city=<id>` answers one city (404 for an unknown one) and
-/// `GET /v1/search?q=<text>` the cities whose name, pinyin or province match.
+/// - `GET /v1/weather?city=<id>`: one city's current weather (404 for an unknown city);
+/// - `GET /v1/forecast?city=<id>`: its five-day forecast;
+/// - `GET /v1/search?q=<text>`: the cities whose name, pinyin or province match.
 enum EmbeddedWeatherServer {
     static func makeTransport() -> StubTransport {
         let stubs = StubTransport()
         stubs.stub(.get("/v1/weather")) { request in
-            guard let city = WeatherData.cities.first(where: { $0.id == query(request, "city") }) else {
-                return StubResponse.json(text: #"{"code": 404, "message": "unknown city"}"#, status: 404).delayed(by: latency())
-            }
+            guard let city = city(in: request) else { return unknownCity() }
             return StubResponse.json(WeatherReply(code: 0, city: city)).delayed(by: latency())
+        }
+        stubs.stub(.get("/v1/forecast")) { request in
+            guard let city = city(in: request) else { return unknownCity() }
+            return StubResponse.json(ForecastReply(code: 0, city: city, days: WeatherData.forecast(for: city))).delayed(by: latency())
         }
         stubs.stub(.get("/v1/search")) { request in
             let text = (query(request, "q") ?? "").lowercased()
             return StubResponse.json(SearchReply(code: 0, cities: WeatherData.cities.filter { $0.matches(text) })).delayed(by: latency())
         }
         return stubs
+    }
+
+    private static func city(in request: URLRequest) -> City? {
+        WeatherData.cities.first { $0.id == query(request, "city") }
+    }
+
+    private static func unknownCity() -> StubResponse {
+        StubResponse.json(text: #"{"code": 404, "message": "unknown city"}"#, status: 404).delayed(by: latency())
     }
 
     private static func query(_ request: URLRequest, _ name: String) -> String? {

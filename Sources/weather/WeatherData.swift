@@ -20,6 +20,21 @@ struct WeatherReply: Codable, Sendable {
     let city: City
 }
 
+/// One day of a forecast.
+struct DayForecast: Codable, Sendable {
+    let day: Int
+    let high: Int
+    let low: Int
+    let condition: String
+}
+
+/// `GET /v1/forecast` answer.
+struct ForecastReply: Codable, Sendable {
+    let code: Int
+    let city: City
+    let days: [DayForecast]
+}
+
 /// `GET /v1/search` answer.
 struct SearchReply: Codable, Sendable {
     let code: Int
@@ -39,5 +54,24 @@ enum WeatherData {
         City(id: "101050101", name: "哈尔滨", pinyin: "Harbin", province: "黑龙江", temperature: -14, condition: "雪 snow"),
     ]
 
-    static let favourites = ["101010100", "101020100", "101280101", "101050101"]
+    /// The favourites a new user starts with.
+    static let defaultFavourites = ["101010100", "101020100", "101280101", "101050101"]
+
+    private static let conditions = ["晴 sunny", "多云 cloudy", "阴 overcast", "小雨 light rain", "阵雨 showers", "雪 snow", "霾 haze"]
+
+    /// A plausible five-day forecast, the same every time for the same city.
+    static func forecast(for city: City) -> [DayForecast] {
+        let seed = city.id.unicodeScalars.reduce(0) { ($0 * 31 + Int($1.value)) % 10_007 }
+        return (1...5).map { day in
+            let swing = (seed / day + day * 7) % 7 - 3
+            let high = city.temperature + 3 + swing
+            return DayForecast(day: day, high: high, low: high - 6 - (seed + day) % 4,
+                               condition: conditions[(seed + day * 3) % conditions.count])
+        }
+    }
+
+    /// The city with this id, or the first whose name or pinyin is `text`.
+    static func city(named text: String) -> City? {
+        cities.first { $0.id == text || $0.name == text || $0.pinyin.lowercased() == text.lowercased() }
+    }
 }

@@ -2,47 +2,54 @@ import Foundation
 import Tern
 
 // `weather`: the seeds' weather app on a terminal, built only on Tern's public API.
-// This first version shows the home screen: the favourite cities refreshed concurrently.
-// It runs offline against embedded data unless `--base-url URL` names a real server.
+// It runs offline against embedded data (served through TernStubs) unless `--base-url URL`
+// names a real server, such as scripts/weather_server.py.
 
-let arguments = CommandLine.arguments.dropFirst()
-var baseURL: String?
-if let index = arguments.firstIndex(of: "--base-url") {
-    guard arguments.index(after: index) < arguments.endIndex else {
-        FileHandle.standardError.write(Data("weather: --base-url needs a URL\n".utf8))
+let usage = """
+usage: weather [--base-url URL] [--data-dir DIR] [command]
+  home (default)        the favourites' current weather, refreshed concurrently
+  search TEXT           cities by name, pinyin or province
+  detail CITY           a city's five-day forecast (id, name or pinyin)
+  fav [list | add CITY | remove CITY]
+  export-data           the embedded dataset as JSON, for scripts/weather_server.py
+"""
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+@MainActor func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name) else { return nil }
+    guard index + 1 < arguments.count else {
+        FileHandle.standardError.write(Data("weather: \(name) needs a value\n".utf8))
         exit(2)
     }
-    baseURL = arguments[arguments.index(after: index)]
+    defer { arguments.removeSubrange(index...index + 1) }
+    return arguments[index + 1]
 }
+let baseURL = option("--base-url")
+let dataDirectory = option("--data-dir").map { URL(fileURLWithPath: $0) }
 
 let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuration in
     configuration.timeout = 10
     configuration.callbackQueue = .immediate
     if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
 }
+let app = WeatherApp(api: api, favourites: Favourites(directory: dataDirectory), isOffline: baseURL == nil)
 
-print(baseURL.map { "Tern weather — server \($0)" } ?? "Tern weather — offline demo data (use --base-url URL for a real server)")
-print("")
-print("Favourites".padding(toLength: 22, withPad: " ", startingAt: 0) + "Now    Weather")
-
-let started = Date()
-let lines = await withTaskGroup(of: (Int, String).self) { group in
-    for (index, id) in WeatherData.favourites.enumerated() {
-        group.addTask {
-            do {
-                let reply = try await api.send(Request<WeatherReply>("v1/weather", query: ["city": id])).value
-                let city = reply.city
-                let label = "\(city.name) \(city.pinyin) (\(city.province))"
-                return (index, label.padding(toLength: 20, withPad: " ", startingAt: 0) + String(format: "%4d°C  ", city.temperature) + city.condition)
-            } catch {
-                return (index, "\(id): \(error)")
-            }
-        }
-    }
-    var collected: [(Int, String)] = []
-    for await line in group { collected.append(line) }
-    return collected.sorted { $0.0 < $1.0 }.map(\.1)
+let status: Int32
+switch arguments.first {
+case nil, "home": status = await app.home()
+case "search":
+    let text = arguments.dropFirst().joined(separator: " ")
+    if text.isEmpty { print("usage: weather search TEXT"); status = 2 } else { status = await app.search(text) }
+case "detail":
+    if let name = arguments.dropFirst().first { status = await app.detail(name) } else { print("usage: weather detail CITY"); status = 2 }
+case "fav": status = app.favouritesCommand(Array(arguments.dropFirst()))
+case "export-data":
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let dataset = WeatherData.cities.map { city in ForecastReply(code: 0, city: city, days: WeatherData.forecast(for: city)) }
+    print(String(decoding: (try? encoder.encode(dataset)) ?? Data("[]".utf8), as: UTF8.self))
+    status = 0
+case "help", "--help", "-h": print(usage); status = 0
+default: print("weather: unknown command \"\(arguments[0])\"\n" + usage); status = 2
 }
-lines.forEach { print("  " + $0) }
-print("")
-print(String(format: "%d cities refreshed concurrently in %.0f ms", lines.count, Date().timeIntervalSince(started) * 1000))
+exit(status)

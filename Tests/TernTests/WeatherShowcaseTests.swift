@@ -33,24 +33,106 @@ import Testing
         }
     }
 
+    /// A scratch data directory for favourites.
+    static func dataDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("weather-\(UUID().uuidString)").path
+    }
+
+    /// Starts scripts/weather_server.py on a free port with the app's own dataset.
+    static func startServer(malformed: Bool = false) async throws -> (url: String, process: Process) {
+        let dataset = FileManager.default.temporaryDirectory.appendingPathComponent("weather-data-\(UUID().uuidString).json")
+        let export = try await run(["export-data"])
+        try Data(export.output.utf8).write(to: dataset)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path]
+            + (malformed ? ["--malformed"] : [])
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line: String = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var bytes = Data()
+                while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+                    bytes.append(byte)
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        let port = try #require(line.split(separator: " ").last.map(String.init), "weather_server.py said: \(line)")
+        return ("http://127.0.0.1:\(port)", process)
+    }
+
+    /// Stops a server and waits for it without blocking a concurrency thread.
+    static func stop(_ process: Process) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                process.terminate()
+                process.waitUntilExit()
+                done.resume()
+            }
+        }
+    }
+
     @Test func homeScreenShowsTheFavouritesOffline() async throws {
-        let (status, output) = try await Self.run([])
+        let (status, output) = try await Self.run(["--data-dir", Self.dataDirectory()])
         #expect(status == 0, "\(output)")
+        #expect(output.contains("offline demo data"))
         for city in ["北京 Beijing", "上海 Shanghai", "广州 Guangzhou", "哈尔滨 Harbin"] {
             #expect(output.contains(city), "missing \(city) in:\n\(output)")
         }
         #expect(output.contains("4 cities refreshed concurrently"))
     }
 
-    @Test func anUnreachableServerGivesAClearMessagePerCity() async throws {
-        let (status, output) = try await Self.run(["--base-url", "http://127.0.0.1:9"])
-        #expect(status == 0)
-        #expect(output.contains("Transport error"), "\(output)")
+    @Test(arguments: [false, true])
+    func searchDetailAndFavourites(overHTTP: Bool) async throws {
+        let server = overHTTP ? try await Self.startServer() : nil
+        defer { server?.process.terminate() }
+        let base = server.map { ["--base-url", $0.url] } ?? []
+        let data = ["--data-dir", Self.dataDirectory()]
+
+        let search = try await Self.run(base + ["search", "广"])
+        #expect(search.status == 0 && search.output.contains("2 cities match \"广\""), "\(search.output)")
+        #expect(search.output.contains("广州 Guangzhou") && search.output.contains("深圳 Shenzhen"))
+        #expect(try await Self.run(base + ["search", "zzz"]).output.contains("No city matches \"zzz\"."))
+
+        let detail = try await Self.run(base + ["detail", "harbin"])
+        #expect(detail.status == 0 && detail.output.contains("哈尔滨 Harbin"), "\(detail.output)")
+        #expect(detail.output.components(separatedBy: "\n").filter { $0.hasPrefix("  day ") }.count == 5)
+
+        #expect(try await Self.run(data + ["fav", "add", "成都"]).output.contains("Added 成都."))
+        #expect(try await Self.run(data + ["fav", "remove", "beijing"]).output.contains("Removed beijing."))
+        let list = try await Self.run(data + ["fav", "list"])
+        #expect(list.output.contains("成都 Chengdu") && !list.output.contains("北京 Beijing"), "\(list.output)")
+        let home = try await Self.run(base + data)
+        #expect(home.output.contains("成都 Chengdu") && !home.output.contains("北京 Beijing") && home.output.contains("4 cities refreshed"), "\(home.output)")
     }
 
-    @Test func aMissingBaseURLValueIsAUsageError() async throws {
+    @Test func clearMessagesForBadInput() async throws {
+        let unknown = try await Self.run(["detail", "atlantis"])
+        #expect(unknown.status == 1 && unknown.output.contains("Unknown city \"atlantis\""))
+        let usage = try await Self.run(["frobnicate"])
+        #expect(usage.status == 2 && usage.output.contains("unknown command"))
         let (status, output) = try await Self.run(["--base-url"])
-        #expect(status == 2)
-        #expect(output.contains("--base-url needs a URL"))
+        #expect(status == 2 && output.contains("--base-url needs a value"))
+    }
+
+    @Test func aStoppedServerIsReportedAsUnreachable() async throws {
+        let server = try await Self.startServer()
+        #expect(try await Self.run(["--base-url", server.url, "search", "bei"]).output.contains("Beijing"))
+        await Self.stop(server.process)
+        let home = try await Self.run(["--base-url", server.url, "--data-dir", Self.dataDirectory()])
+        #expect(home.output.contains("the weather server is unreachable"), "\(home.output)")
+        let search = try await Self.run(["--base-url", server.url, "search", "bei"])
+        #expect(search.status == 1 && search.output.contains("unreachable"))
+    }
+
+    @Test func aMalformedResponseIsReportedAsSuch() async throws {
+        let server = try await Self.startServer(malformed: true)
+        defer { server.process.terminate() }
+        let search = try await Self.run(["--base-url", server.url, "search", "bei"])
+        #expect(search.status == 1 && search.output.contains("malformed response"), "\(search.output)")
     }
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The weather API of Tern's `weather` showcase over real HTTP, loopback only.
+
+usage: weather_server.py DATASET.json [--port N] [--malformed]
+DATASET.json is what `weather export-data` prints. Prints "PORT <n>" once listening (port 0 picks
+a free one). Endpoints, as the showcase's embedded server:
+  GET /v1/weather?city=<id>    {"code": 0, "city": {...}}            (404 for an unknown city)
+  GET /v1/forecast?city=<id>   {"code": 0, "city": {...}, "days": [...]}
+  GET /v1/search?q=<text>      {"code": 0, "cities": [...]}          (name, pinyin prefix or province)
+With --malformed every answer is truncated JSON, to show the app's error message.
+"""
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+
+def main():
+    # A child started from a thread of a Swift (libdispatch) process inherits its blocked signals:
+    # unblock SIGTERM and SIGINT so that Process.terminate() really stops this server.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dataset")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--malformed", action="store_true")
+    args = parser.parse_args()
+    entries = json.load(open(args.dataset, encoding="utf-8"))
+    by_id = {entry["city"]["id"]: entry for entry in entries}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_):
+            pass
+
+        def answer(self, status, payload):
+            body = json.dumps(payload, ensure_ascii=False).encode()
+            if args.malformed:
+                body = body[: max(1, len(body) // 2)]
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            url = urlparse(self.path)
+            query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            if url.path in ("/v1/weather", "/v1/forecast"):
+                entry = by_id.get(query.get("city", ""))
+                if entry is None:
+                    return self.answer(404, {"code": 404, "message": "unknown city"})
+                if url.path == "/v1/weather":
+                    return self.answer(200, {"code": 0, "city": entry["city"]})
+                return self.answer(200, entry)
+            if url.path == "/v1/search":
+                text = query.get("q", "").lower()
+                cities = [e["city"] for e in entries if text and (
+                    text in e["city"]["name"] or e["city"]["pinyin"].lower().startswith(text) or text in e["city"]["province"])]
+                return self.answer(200, {"code": 0, "cities": cities})
+            self.answer(404, {"code": 404, "message": "no such endpoint"})
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+
+    # Exit with the process that started this server (a test runner that crashed or was killed
+    # must not leave servers behind holding its output open).
+    parent = os.getppid()
+
+    def watch_parent():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
