@@ -5,8 +5,8 @@ import FoundationNetworking
 import Tern
 
 /// URLSession driven through a session-level data delegate (what Tern's transport does), without Tern.
+// Sendable: `pending` is only touched under `lock`.
 final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @unchecked Sendable {
-    // Sendable: `pending` is only touched under `lock`.
     let name = "urlsession-delegate"
     private let lock = NSLock()
     private var pending: [Int: (CheckedContinuation<Outcome, Never>, Data)] = [:]

@@ -22,8 +22,8 @@ import Testing
     }
 
     /// Never answers; records cancellation like a real transport would.
+    // Sendable: `pending` is only touched under `lock`.
     final class SilentTransport: Transport, @unchecked Sendable {
-        // Sendable: `pending` is only touched under `lock`.
         private let lock = NSLock()
         private var pending: [@Sendable (TransportEvent) -> Void] = []
         let cancels = Counter()
@@ -38,8 +38,8 @@ import Testing
     }
 
     /// Holds every `start` until released, so a request can be cancelled before its transport starts.
+    // Sendable: `gate` is a semaphore (thread-safe); `cancels` is a Counter (locked).
     final class GatedTransport: Transport, @unchecked Sendable {
-        // Sendable: `gate` is a semaphore (thread-safe); `cancels` is a Counter (locked).
         let gate = DispatchSemaphore(value: 0)
         let entered = DispatchSemaphore(value: 0)
         let cancels = Counter()

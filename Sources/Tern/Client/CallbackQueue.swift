@@ -43,8 +43,8 @@ public enum CallbackQueue: Sendable {
 /// right on every platform.
 enum MainQueue {
     /// The key as a Sendable token (older Dispatch overlays do not mark the class Sendable).
+    // Sendable: a DispatchSpecificKey is an immutable identity token; it is never mutated.
     private struct Key: @unchecked Sendable {
-        // Sendable: a DispatchSpecificKey is an immutable identity token; it is never mutated.
         let key = DispatchSpecificKey<UInt8>()
     }
     private static let marked: Key = {

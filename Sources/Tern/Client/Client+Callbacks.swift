@@ -86,9 +86,9 @@ public protocol RequestDelegate: AnyObject {
 }
 
 /// A weak reference to a delegate that can travel to the callback queue.
+// Sendable: `delegate` is written once in init and only read afterwards (weak loads are
+// atomic); the delegate itself is only called on the request's callback queue.
 private final class WeakDelegate: @unchecked Sendable {
-    // Sendable: `delegate` is written once in init and only read afterwards (weak loads are
-    // atomic); the delegate itself is only called on the request's callback queue.
     weak var delegate: (any RequestDelegate)?
     init(_ delegate: any RequestDelegate) { self.delegate = delegate }
 }

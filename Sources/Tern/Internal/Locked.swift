@@ -28,8 +28,8 @@ package final class Locked<Value> {
 extension Locked: @unchecked Sendable where Value: Sendable {}
 
 /// A dispatch timer that can be stored in `Sendable` types.
+// Sendable: dispatch sources are thread-safe; each owner sets the handler once before
+// `resume()` and calls `schedule` only under its own lock.
 struct SendableTimer: @unchecked Sendable {
-    // Sendable: dispatch sources are thread-safe; each owner sets the handler once before
-    // `resume()` and calls `schedule` only under its own lock.
     let source: any DispatchSourceTimer
 }

@@ -37,9 +37,9 @@ public struct Lifetime: Sendable {
 }
 
 /// A weak reference to a request's owner.
+// Sendable: `object` is set once in init and only read afterwards (weak loads are atomic);
+// Tern never calls the owner, it only checks whether it is still alive.
 final class WeakOwner: @unchecked Sendable {
-    // Sendable: `object` is set once in init and only read afterwards (weak loads are atomic);
-    // Tern never calls the owner, it only checks whether it is still alive.
     weak var object: AnyObject?
     init(_ object: AnyObject) { self.object = object }
 }

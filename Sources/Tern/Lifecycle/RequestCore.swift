@@ -224,9 +224,9 @@ final class RequestCore: Sendable {
 }
 
 /// The public handle, held weakly by its core.
+// Sendable: `handle` is written once, in `makeHandle()`, before the core is shared with any
+// other thread; weak loads are atomic.
 private final class WeakHandle: @unchecked Sendable {
-    // Sendable: `handle` is written once, in `makeHandle()`, before the core is shared with any
-    // other thread; weak loads are atomic.
     weak var handle: RequestHandle?
 }
 

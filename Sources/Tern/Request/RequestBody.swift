@@ -43,9 +43,9 @@ public struct RequestBody: Sendable {
 }
 
 /// Holds a Foundation coder that predates its Sendable annotation on older Apple SDKs.
+// Sendable: only used for JSONEncoder / JSONDecoder, whose encode and decode calls are
+// thread-safe once configured; Tern never mutates them after capture.
 struct UncheckedBox<Value>: @unchecked Sendable {
-    // Sendable: only used for JSONEncoder / JSONDecoder, whose encode and decode calls are
-    // thread-safe once configured; Tern never mutates them after capture.
     let value: Value
     init(_ value: Value) { self.value = value }
 }

@@ -104,8 +104,8 @@ private struct SessionTask: TransportTask {
 }
 
 /// Lets a completion handler reach the task it belongs to.
+// Sendable: written once, before the task is resumed; read only by its completion handler,
+// which URLSession calls after `resume()`.
 private final class TaskSlot: @unchecked Sendable {
-    // Sendable: written once, before the task is resumed; read only by its completion handler,
-    // which URLSession calls after `resume()`.
     var task: URLSessionTask?
 }

@@ -65,8 +65,8 @@ extension Client {
 }
 
 /// A delegate that reports its single result through a closure and counts calls.
+// Sendable: `onResult` is set before the request starts and then only read by Tern's one callback.
 final class RecordingDelegate: RequestDelegate, @unchecked Sendable {
-    // Sendable: `onResult` is set before the request starts and then only read by Tern's one callback.
     var onResult: (@Sendable (Result<Response<any Sendable>, TernError>) -> Void)?
     func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) { onResult?(.success(response)) }
     func request(_ request: RequestHandle, didFailWith error: TernError) { onResult?(.failure(error)) }
