@@ -52,8 +52,9 @@ extension Client {
     public func cancel(url: String, matching: URLMatch = .exact) -> Int {
         guard let target = try? URLBuilder.makeURL(url, baseURL: configuration.baseURL, parameters: [:],
                                                    encoding: configuration.parameterEncoding) else { return 0 }
-        let key = Self.matchKey(target, matching)
-        return cancel { core in core.url.map { Self.matchKey($0, matching) } == key }
+        let keepingQuery = matching == .exact
+        let key = RequestIdentity.canonical(target, keepingQuery: keepingQuery)
+        return cancel { core in core.url.map { RequestIdentity.canonical($0, keepingQuery: keepingQuery) } == key }
     }
 
     /// Cancels every request in flight that carries `tag`.
@@ -74,20 +75,6 @@ extension Client {
         let chosen = registry.withLock { $0.cores.values.filter(matches) }
         for core in chosen { core.cancel(.explicit) }
         return chosen.count
-    }
-
-    private static func matchKey(_ url: URL, _ matching: URLMatch) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        components.fragment = nil
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        switch matching {
-        case .exact:
-            components.percentEncodedQuery = components.percentEncodedQuery.map { $0.split(separator: "&").sorted().joined(separator: "&") }
-        case .ignoringQuery:
-            components.percentEncodedQuery = nil
-        }
-        return components.string ?? url.absoluteString
     }
 
     // MARK: - Engine side

@@ -60,14 +60,19 @@ struct RequestIdentity: Hashable, Sendable {
     init(_ request: URLRequest) {
         method = request.httpMethod ?? "GET"
         body = request.httpBody
-        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            self.url = request.url?.absoluteString ?? ""
-            return
-        }
-        if let query = components.percentEncodedQuery {
-            components.percentEncodedQuery = query.split(separator: "&").sorted().joined(separator: "&")
-        }
+        url = request.url.map { Self.canonical($0, keepingQuery: true) } ?? ""
+    }
+
+    /// The URL with lower-cased scheme and host, no fragment, and its query pairs sorted (or no
+    /// query at all): two URLs that differ only in query order compare equal.
+    static func canonical(_ url: URL, keepingQuery: Bool) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         components.fragment = nil
-        self.url = components.string ?? url.absoluteString
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        components.percentEncodedQuery = keepingQuery
+            ? components.percentEncodedQuery.map { $0.split(separator: "&").sorted().joined(separator: "&") }
+            : nil
+        return components.string ?? url.absoluteString
     }
 }

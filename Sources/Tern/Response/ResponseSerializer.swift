@@ -55,7 +55,7 @@ extension ResponseSerializer where Value == String {
     /// - Parameter defaultEncoding: Used when the response has no known charset.
     public static func string(defaultEncoding: String.Encoding = .utf8) -> ResponseSerializer<String> {
         ResponseSerializer(acceptableContentTypes: nil, emptyValue: "") { data, response throws(TernError) in
-            let encoding = response.textEncodingName.flatMap(String.Encoding.init(ianaCharset:)) ?? defaultEncoding
+            let encoding = String.Encoding(of: response) ?? defaultEncoding
             guard let text = String(data: data, encoding: encoding) else {
                 throw .decoding(description: "body is not valid \(encoding)", body: data)
             }
@@ -77,7 +77,7 @@ extension ResponseSerializer where Value == JSON {
                 return try JSON(data: data)
             } catch {
                 guard fallbackToString else { throw error }
-                let encoding = response.textEncodingName.flatMap(String.Encoding.init(ianaCharset:)) ?? .utf8
+                let encoding = String.Encoding(of: response) ?? .utf8
                 return .string(String(data: data, encoding: encoding) ?? String(decoding: data, as: UTF8.self))
             }
         }
@@ -126,6 +126,12 @@ extension Optional: EmptyRepresentable {
 }
 
 extension String.Encoding {
+    /// The encoding named by the response's `charset`, if it names one Foundation has.
+    init?(of response: HTTPURLResponse) {
+        guard let name = response.textEncodingName else { return nil }
+        self.init(ianaCharset: name)
+    }
+
     /// The encoding an IANA charset name (`utf-8`, `iso-8859-1`, …) stands for, if Foundation has it.
     init?(ianaCharset name: String) {
         switch name.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) {
