@@ -9,6 +9,7 @@ let usage = """
 usage: weather [--base-url URL] [--data-dir DIR] [command]
   home (default)        the favourites' current weather, refreshed concurrently
   search TEXT           cities by name, pinyin or province
+  search -i             search as you type (stale searches are cancelled)
   detail CITY           a city's five-day forecast (id, name or pinyin)
   fav [list | add CITY | remove CITY]
   export-data           the embedded dataset as JSON, for scripts/weather_server.py
@@ -37,6 +38,8 @@ let app = WeatherApp(api: api, favourites: Favourites(directory: dataDirectory),
 let status: Int32
 switch arguments.first {
 case nil, "home": status = await app.home()
+case "search" where arguments.dropFirst().first == "-i":
+    status = InteractiveSearch(api: api).run()
 case "search":
     let text = arguments.dropFirst().joined(separator: " ")
     if text.isEmpty { print("usage: weather search TEXT"); status = 2 } else { status = await app.search(text) }

@@ -5,14 +5,18 @@ import Testing
 @Suite struct WeatherShowcaseTests {
     /// Runs `weather` and waits for it without blocking a Swift concurrency thread (the pool has
     /// only as many threads as cores; a blocked one stalls every other test).
-    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        // The test bundle sits in the build folder next to the `weather` executable.
-        let buildFolder = Bundle.main.bundleURL.deletingLastPathComponent()
-        var executable = buildFolder.appendingPathComponent("weather")
+    /// The built `weather` executable: the test bundle sits in the build folder next to it.
+    static func executable() throws -> URL {
+        var executable = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("weather")
         if !FileManager.default.fileExists(atPath: executable.path) {
             executable = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug/weather")
         }
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the weather product first (swift build)")
+        return executable
+    }
+
+    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let executable = try executable()
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -134,5 +138,39 @@ import Testing
         defer { server.process.terminate() }
         let search = try await Self.run(["--base-url", server.url, "search", "bei"])
         #expect(search.status == 1 && search.output.contains("malformed response"), "\(search.output)")
+    }
+
+    @Test func interactiveSearchShowsOnlyTheFinalQuerysResults() async throws {
+        // Type "she" 20 ms a key, faster than the embedded server's 30–120 ms answers, through a
+        // pseudo-terminal, as a user would.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let weather = try Self.executable()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("scripts/pty_type.py").path, "she", "0.02", "1.0",
+                             "--", weather.path, "search", "-i"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        let output: String = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do {
+                    try process.run()
+                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    continuation.resume(returning: String(decoding: data, as: UTF8.self))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+        let screens = output.components(separatedBy: "\u{1B}[2J").dropFirst()
+        let withResults = screens.filter { $0.contains("cities:") || $0.contains("no city matches") }
+        #expect(!withResults.isEmpty, "no results were shown:\n\(output)")
+        // A result screen only ever shows the text typed so far, and the last one the final text.
+        #expect(withResults.allSatisfy { !$0.contains("Shanghai") || !$0.contains("search> she") }, "\(output)")
+        let last = try #require(withResults.last)
+        #expect(last.contains("search> she") && last.contains("Shenzhen") && !last.contains("Shanghai"), "\(output)")
+        #expect(output.contains("final query: she"))
     }
 }

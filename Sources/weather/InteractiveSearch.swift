@@ -1,0 +1,104 @@
+import Foundation
+import Tern
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `weather search -i`: search as you type. Every keystroke sends a search; a newer one cancels
+/// the older one still in flight (`.cancelOlder` with the key "search"), so a stale result never
+/// reaches the screen. The screen shows the results for the current text and how many stale
+/// searches were cancelled. Enter, Escape or Ctrl-D ends it.
+final class InteractiveSearch: @unchecked Sendable {
+    // Sendable: `text`, `cancelled` and `lastScreen` are only touched while holding `lock`.
+    private let lock = NSLock()
+    private var text = ""
+    private var cancelled = 0
+    private var lastScreen = ""
+    private let api: Client
+
+    init(api: Client) {
+        self.api = api
+    }
+
+    func run() -> Int32 {
+        let terminal = RawTerminal()
+        defer { terminal.restore() }
+        render(results: nil)
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1 {
+            switch byte {
+            case 10, 13, 27, 4, 3: return finish()
+            case 127, 8: edit { if !$0.isEmpty { $0.removeLast() } }
+            case 32...126: edit { $0.append(Character(UnicodeScalar(byte))) }
+            default: continue
+            }
+        }
+        return finish()
+    }
+
+    private func edit(_ change: (inout String) -> Void) {
+        let current = lock.withLock { () -> String in
+            change(&text)
+            return text
+        }
+        render(results: nil)
+        guard !current.isEmpty else { return }
+        let request = Request<SearchReply>("v1/search", query: ["q": current]).repeating(.cancelOlder, key: "search")
+        api.send(request, queue: .immediate) { [self] result in
+            switch result {
+            case .success(let response):
+                // No check that `current` is still the text: with `.cancelOlder` an older search
+                // never succeeds once a newer one is sent, which is what this screen shows off.
+                render(results: response.value.cities)
+            case .failure(let error) where error.isCancelled:
+                lock.withLock { cancelled += 1 }
+            case .failure(let error):
+                FileHandle.standardOutput.write(Data("\r\nSearch failed: \(WeatherApp.explain(error))\r\n".utf8))
+            }
+        }
+    }
+
+    private func render(results: [City]?) {
+        let screen = lock.withLock { () -> String in
+            var lines = ["\u{1B}[2J\u{1B}[Hsearch> \(text)"]
+            if let results {
+                lines.append(results.isEmpty ? "  no city matches" : "  \(results.count) cities:")
+                lines += results.map { "  " + WeatherApp.row($0) }
+            }
+            lines.append("  stale searches cancelled: \(cancelled)")
+            lastScreen = lines.joined(separator: "\r\n")
+            return lastScreen
+        }
+        FileHandle.standardOutput.write(Data((screen + "\r\n").utf8))
+    }
+
+    private func finish() -> Int32 {
+        // Let the search for the final text arrive before leaving.
+        Thread.sleep(forTimeInterval: 0.5)
+        let (final, count) = lock.withLock { (text, cancelled) }
+        print("\r\nfinal query: \(final); stale searches cancelled: \(count)\r")
+        return 0
+    }
+}
+
+/// Puts the terminal in raw mode (no line buffering, no echo) and restores it.
+private struct RawTerminal {
+    private var saved = termios()
+    private let isTerminal = isatty(STDIN_FILENO) == 1
+
+    init() {
+        guard isTerminal else { return }
+        tcgetattr(STDIN_FILENO, &saved)
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ECHO | ICANON)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+    }
+
+    func restore() {
+        guard isTerminal else { return }
+        var saved = saved
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+    }
+}
