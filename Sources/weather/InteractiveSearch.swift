@@ -10,12 +10,11 @@ import Darwin
 /// the older one still in flight (`.cancelOlder` with the key "search"), so a stale result never
 /// reaches the screen. The screen shows the results for the current text and how many stale
 /// searches were cancelled. Enter, Escape or Ctrl-D ends it.
+// Sendable: `text` and `cancelled` are only touched while holding `lock`.
 final class InteractiveSearch: @unchecked Sendable {
-    // Sendable: `text`, `cancelled` and `lastScreen` are only touched while holding `lock`.
     private let lock = NSLock()
     private var text = ""
     private var cancelled = 0
-    private var lastScreen = ""
     private let api: Client
 
     init(api: Client) {
@@ -68,8 +67,7 @@ final class InteractiveSearch: @unchecked Sendable {
                 lines += results.map { "  " + WeatherApp.row($0) }
             }
             lines.append("  stale searches cancelled: \(cancelled)")
-            lastScreen = lines.joined(separator: "\r\n")
-            return lastScreen
+            return lines.joined(separator: "\r\n")
         }
         FileHandle.standardOutput.write(Data((screen + "\r\n").utf8))
     }

@@ -93,16 +93,20 @@ extension Client {
     /// as the lookup (no check-then-act race between two identical sends).
     func admit(_ core: RequestCore, strategy: RepeatStrategy) -> Admission {
         let admission = registry.withLock { registry -> Admission in
-            let twins = core.identity.map { identity in registry.cores.values.filter { $0.identity == identity } } ?? []
+            // Only cancel-older and ignore-newer look for identical requests in flight.
+            func twins() -> [RequestCore] {
+                core.identity.map { identity in registry.cores.values.filter { $0.identity == identity } } ?? []
+            }
             switch strategy {
             case .allow:
                 registry.cores[core.id] = core
                 return .run(superseding: [])
             case .cancelOlder:
+                let older = twins()
                 registry.cores[core.id] = core
-                return .run(superseding: twins)
+                return .run(superseding: older)
             case .ignoreNewer:
-                guard twins.isEmpty else { return .duplicate }
+                guard twins().isEmpty else { return .duplicate }
                 registry.cores[core.id] = core
                 return .run(superseding: [])
             case .share:
