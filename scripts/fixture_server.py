@@ -13,6 +13,7 @@ Loopback only. Endpoints (all GET unless noted):
   /latin1                   200, text/plain; charset=iso-8859-1, body 'café' in Latin-1
   /empty-json               200, application/json, empty body
   /pattern?n=N              200, N bytes where byte i is (i * 31 + 7) % 251, for integrity checks
+  /slow-pattern?n=N&chunk=C&interval=I  /pattern with Content-Length, C bytes at a time, I seconds apart
   /counted?key=K&seconds=S  counts a request under K, waits S seconds, answers {"key": K, "n": count}
   /count?key=K              how many /counted requests K has received: {"key": K, "count": N}
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
@@ -113,6 +114,20 @@ class Handler(BaseHTTPRequestHandler):
             n = int(q.get("n", "1024"))
             body = bytes((i * 31 + 7) % 251 for i in range(n))
             return self._send(200, body, content_type="application/octet-stream")
+        if route == "/slow-pattern":
+            # /pattern's bytes with a Content-Length, written `chunk` bytes at a time, `interval` apart.
+            n, chunk = int(q.get("n", "65536")), int(q.get("chunk", "8192"))
+            interval = float(q.get("interval", "0.02"))
+            body = bytes((i * 31 + 7) % 251 for i in range(n))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            for start in range(0, n, chunk):
+                self.wfile.write(body[start:start + chunk])
+                self.wfile.flush()
+                time.sleep(interval)
+            return
         if route == "/counted":
             key = q.get("key", "")
             with COUNTS_LOCK:

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The weather API of Tern's `weather` showcase over real HTTP, loopback only.
 
-usage: weather_server.py DATASET.json [--port N] [--malformed]
+usage: weather_server.py DATASET.json [--port N] [--malformed] [--radar IMAGE]
 DATASET.json is what `weather export-data` prints. Prints "PORT <n>" once listening (port 0 picks
 a free one). Endpoints, as the showcase's embedded server:
   GET /v1/weather?city=<id>    {"code": 0, "city": {...}}            (404 for an unknown city)
   GET /v1/forecast?city=<id>   {"code": 0, "city": {...}, "days": [...]}
   GET /v1/search?q=<text>      {"code": 0, "cities": [...]}          (name, pinyin prefix or province)
+  GET /v1/radar                IMAGE (what `weather export-radar IMAGE` wrote), 16 KB every 20 ms
 With --malformed every answer is truncated JSON, to show the app's error message.
 """
 import argparse
@@ -29,6 +30,7 @@ def main():
     parser.add_argument("dataset")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--malformed", action="store_true")
+    parser.add_argument("--radar")
     args = parser.parse_args()
     entries = json.load(open(args.dataset, encoding="utf-8"))
     by_id = {entry["city"]["id"]: entry for entry in entries}
@@ -64,6 +66,17 @@ def main():
                 cities = [e["city"] for e in entries if text and (
                     text in e["city"]["name"] or e["city"]["pinyin"].lower().startswith(text) or text in e["city"]["province"])]
                 return self.answer(200, {"code": 0, "cities": cities})
+            if url.path == "/v1/radar" and args.radar:
+                image = open(args.radar, "rb").read()
+                self.send_response(200)
+                self.send_header("Content-Type", "image/x-portable-graymap")
+                self.send_header("Content-Length", str(len(image)))
+                self.end_headers()
+                for start in range(0, len(image), 16384):
+                    self.wfile.write(image[start:start + 16384])
+                    self.wfile.flush()
+                    time.sleep(0.02)
+                return
             self.answer(404, {"code": 404, "message": "no such endpoint"})
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)

@@ -91,8 +91,14 @@ public final class StubTransport: Transport {
     private func deliver(_ response: StubResponse, for request: URLRequest, to task: StubTask) {
         queue.asyncAfter(deadline: .now() + response.delay) { [self] in
             if let failure = response.failure { return task.finish(failure) }
+            // Like a server, state the body's length unless the stub chose otherwise: progress
+            // code then knows the total.
+            var headers = response.headers
+            if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame }) {
+                headers["Content-Length"] = String(response.body.count)
+            }
             guard let url = request.url,
-                  let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: response.headers)
+                  let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
             else { return task.finish(URLError(.badServerResponse)) }
             guard task.send(.response(http)) else { return }
             send(Self.split(response.body, into: response.chunks), from: 0, every: response.chunkInterval, to: task)

@@ -8,7 +8,8 @@ import TernStubs
 ///
 /// - `GET /v1/weather?city=<id>`: one city's current weather (404 for an unknown city);
 /// - `GET /v1/forecast?city=<id>`: its five-day forecast;
-/// - `GET /v1/search?q=<text>`: the cities whose name, pinyin or province match.
+/// - `GET /v1/search?q=<text>`: the cities whose name, pinyin or province match;
+/// - `GET /v1/radar`: the rain radar image (`Radar.image()`), about 300 KB over two seconds.
 enum EmbeddedWeatherServer {
     static func makeTransport() -> StubTransport {
         let stubs = StubTransport()
@@ -24,6 +25,8 @@ enum EmbeddedWeatherServer {
             let text = (query(request, "q") ?? "").lowercased()
             return StubResponse.json(SearchReply(code: 0, cities: WeatherData.cities.filter { $0.matches(text) })).delayed(by: latency())
         }
+        let radar = Radar.image()
+        stubs.stub(.get("/v1/radar"), StubResponse.data(radar, contentType: "image/x-portable-graymap").delayed(by: 0.1).chunked(into: 40, every: 0.05))
         return stubs
     }
 

@@ -11,7 +11,7 @@ struct WeatherApp {
     func home() async -> Int32 {
         print(isOffline ? "Tern weather — offline demo data (use --base-url URL for a real server)" : "Tern weather — \(api.configuration.baseURL ?? "")")
         print("")
-        print("Favourites".padding(toLength: 22, withPad: " ", startingAt: 0) + "Now    Weather")
+        print("  " + Self.padded("Favourites", to: 30) + " Now    Weather")
         let ids = favourites.load()
         let started = Date()
         let lines = await withTaskGroup(of: (Int, String).self) { group in
@@ -100,8 +100,13 @@ struct WeatherApp {
     }
 
     static func row(_ city: City) -> String {
-        "\(city.name) \(city.pinyin) (\(city.province))".padding(toLength: 20, withPad: " ", startingAt: 0)
-            + String(format: "%4d°C  ", city.temperature) + city.condition
+        padded("\(city.name) \(city.pinyin) (\(city.province))", to: 30) + String(format: "%4d°C  ", city.temperature) + city.condition
+    }
+
+    /// `text` padded with spaces to `columns` terminal columns; CJK characters take two.
+    static func padded(_ text: String, to columns: Int) -> String {
+        let width = text.unicodeScalars.reduce(0) { $0 + ($1.value >= 0x1100 && $1.properties.isIdeographic ? 2 : 1) }
+        return text + String(repeating: " ", count: max(1, columns - width))
     }
 
     /// A city id from an id, a name or a pinyin; ids are accepted as given for real servers.

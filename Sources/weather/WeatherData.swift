@@ -6,6 +6,8 @@ struct City: Codable, Sendable {
     let name: String
     let pinyin: String
     let province: String
+    let latitude: Double
+    let longitude: Double
     let temperature: Int
     let condition: String
 
@@ -41,18 +43,45 @@ struct SearchReply: Codable, Sendable {
     let cities: [City]
 }
 
-/// The embedded dataset the offline mode serves.
+/// The embedded dataset the offline mode serves: the cities of `CityTable` with generated but
+/// plausible late-autumn weather (colder to the north and on the plateau), the same every run.
 enum WeatherData {
-    static let cities: [City] = [
-        City(id: "101010100", name: "北京", pinyin: "Beijing", province: "北京", temperature: 3, condition: "晴 sunny"),
-        City(id: "101020100", name: "上海", pinyin: "Shanghai", province: "上海", temperature: 9, condition: "多云 cloudy"),
-        City(id: "101280101", name: "广州", pinyin: "Guangzhou", province: "广东", temperature: 19, condition: "阵雨 showers"),
-        City(id: "101280601", name: "深圳", pinyin: "Shenzhen", province: "广东", temperature: 21, condition: "多云 cloudy"),
-        City(id: "101270101", name: "成都", pinyin: "Chengdu", province: "四川", temperature: 8, condition: "阴 overcast"),
-        City(id: "101110101", name: "西安", pinyin: "Xian", province: "陕西", temperature: 2, condition: "霾 haze"),
-        City(id: "101210101", name: "杭州", pinyin: "Hangzhou", province: "浙江", temperature: 10, condition: "小雨 light rain"),
-        City(id: "101050101", name: "哈尔滨", pinyin: "Harbin", province: "黑龙江", temperature: -14, condition: "雪 snow"),
-    ]
+    static let cities: [City] = {
+        var placeInProvince: [String: Int] = [:]
+        return CityTable.text.split(separator: "\n").map { line in
+            let field = line.split(separator: " ").map(String.init)
+            let municipality = field[2].hasSuffix("=")
+            let place = placeInProvince[field[0], default: 0] + 1
+            placeInProvince[field[0]] = place
+            let id = "101" + field[0] + (municipality ? "0100" : String(format: "%02d01", place))
+            let latitude = Double(field[4]) ?? 0, longitude = Double(field[5]) ?? 0
+            let temperature = climate(id: id, latitude: latitude, longitude: longitude)
+            return City(id: id, name: municipality ? String(field[2].dropLast()) : field[2], pinyin: field[3],
+                        province: field[1], latitude: latitude, longitude: longitude,
+                        temperature: temperature, condition: condition(id: id, latitude: latitude, temperature: temperature))
+        }
+    }()
+
+    /// A deterministic number from a city id, for variety without randomness.
+    private static func seed(_ id: String) -> Int {
+        id.unicodeScalars.reduce(0) { ($0 * 31 + Int($1.value)) % 10_007 }
+    }
+
+    /// Late-November afternoon temperature: about 1 °C colder per degree north, more beyond 35°N,
+    /// much colder on the Yunnan–Guizhou and Tibetan plateaus, ±2 °C of local variety.
+    private static func climate(id: String, latitude: Double, longitude: Double) -> Int {
+        var celsius = 24 - (latitude - 20) - max(0, latitude - 35) * 0.8
+        if longitude < 104 && latitude < 38 { celsius -= 8 }
+        if longitude < 100 && latitude < 37 { celsius -= 6 }
+        return Int(celsius.rounded()) + seed(id) % 5 - 2
+    }
+
+    private static func condition(id: String, latitude: Double, temperature: Int) -> String {
+        let choices = temperature < 0 ? ["晴 sunny", "多云 cloudy", "雪 snow", "阴 overcast"]
+            : latitude >= 33 ? ["晴 sunny", "多云 cloudy", "霾 haze", "阴 overcast"]
+            : ["多云 cloudy", "小雨 light rain", "阵雨 showers", "晴 sunny", "阴 overcast"]
+        return choices[seed(id) / 7 % choices.count]
+    }
 
     /// The favourites a new user starts with.
     static let defaultFavourites = ["101010100", "101020100", "101280101", "101050101"]

@@ -65,6 +65,13 @@ import TernStubs
         #expect(try await client.send(Request<JSON>("gone", method: .delete)).value == .null)
     }
 
+    @Test func bodiesStateTheirLengthUnlessTheStubSaysOtherwise() async throws {
+        stubs.stub(.get("/v1/sized"), .data(Data(count: 1234)))
+        stubs.stub(.get("/v1/streamed"), StubResponse(headers: ["content-length": "99"], body: Data(count: 10)))
+        #expect(try await client.send(Request<Data>("sized")).httpResponse.expectedContentLength == 1234)
+        #expect(try await client.send(Request<Data>("streamed")).httpResponse.value(forHTTPHeaderField: "Content-Length") == "99")
+    }
+
     @Test func sequencesServeEachResponseInTurnAndRepeatTheLast() async throws {
         stubs.stub(.get("/v1/flaky"), [.status(503), .status(502), .json(["ok": true])])
         #expect(await result(Request<JSON>("flaky")).failure?.statusCode == 503)

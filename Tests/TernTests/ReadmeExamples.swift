@@ -91,6 +91,16 @@ func readmeLifetimes(api: Client) {
     _ = showDetail
 }
 
+func readmeProgress(weatherAPI: Client) async throws -> Data {
+    let radar = Request<Data>("radar").onProgress { progress in
+        if progress.direction == .download, let fraction = progress.fractionCompleted {
+            print("\(Int(fraction * 100))% of \(progress.expectedBytes ?? 0) bytes")
+        }
+    }
+    let image = try await weatherAPI.send(radar).value
+    return image
+}
+
 func readmeStubs() -> [URLRequest] {
     let stubs = StubTransport()
     stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": "3"]))

@@ -47,10 +47,12 @@ import Testing
         let dataset = FileManager.default.temporaryDirectory.appendingPathComponent("weather-data-\(UUID().uuidString).json")
         let export = try await run(["export-data"])
         try Data(export.output.utf8).write(to: dataset)
+        let radar = dataset.deletingPathExtension().appendingPathExtension("pgm")
+        #expect(try await run(["export-radar", radar.path]).status == 0)
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path]
+        process.arguments = ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path, "--radar", radar.path]
             + (malformed ? ["--malformed"] : [])
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -97,8 +99,8 @@ import Testing
         let base = server.map { ["--base-url", $0.url] } ?? []
         let data = ["--data-dir", Self.dataDirectory()]
 
-        let search = try await Self.run(base + ["search", "广"])
-        #expect(search.status == 0 && search.output.contains("2 cities match \"广\""), "\(search.output)")
+        let search = try await Self.run(base + ["search", "广东"])
+        #expect(search.status == 0 && search.output.contains("21 cities match \"广东\""), "\(search.output)")
         #expect(search.output.contains("广州 Guangzhou") && search.output.contains("深圳 Shenzhen"))
         #expect(try await Self.run(base + ["search", "zzz"]).output.contains("No city matches \"zzz\"."))
 
@@ -112,6 +114,27 @@ import Testing
         #expect(list.output.contains("成都 Chengdu") && !list.output.contains("北京 Beijing"), "\(list.output)")
         let home = try await Self.run(base + data)
         #expect(home.output.contains("成都 Chengdu") && !home.output.contains("北京 Beijing") && home.output.contains("4 cities refreshed"), "\(home.output)")
+    }
+
+    @Test(arguments: [false, true])
+    func radarDownloadShowsProgressAndSavesTheImage(overHTTP: Bool) async throws {
+        let server = overHTTP ? try await Self.startServer() : nil
+        defer { server?.process.terminate() }
+        let base = server.map { ["--base-url", $0.url] } ?? []
+        let saved = Self.dataDirectory() + "/radar.pgm"
+        let (status, output) = try await Self.run(base + ["radar", "--output", saved])
+        #expect(status == 0, "\(output)")
+        // Not a terminal: one line per tenth, rising to 100 % of the known size, before the result.
+        let bars = output.components(separatedBy: "\n").filter { $0.hasPrefix("Radar [") }
+        #expect(bars.count >= 3, "\(output)")
+        #expect(bars.last?.contains("100%  300 / 300 KB") == true, "\(output)")
+        let percents = bars.compactMap { Int($0.split(separator: "]")[1].split(separator: "%")[0].trimmingCharacters(in: .whitespaces)) }
+        #expect(percents == percents.sorted() && percents.count == bars.count)
+        #expect(output.contains("Saved the radar image (640 × 480, 300 KB)"))
+        let reference = FileManager.default.temporaryDirectory.appendingPathComponent("radar-\(UUID().uuidString).pgm")
+        #expect(try await Self.run(["export-radar", reference.path]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: saved)) == Data(contentsOf: reference))
+        #expect(output.components(separatedBy: "\n").filter { $0.hasPrefix("  |") }.count == 16, "a 16-line preview")
     }
 
     @Test func clearMessagesForBadInput() async throws {

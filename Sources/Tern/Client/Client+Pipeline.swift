@@ -28,8 +28,10 @@ extension Client {
         }
 
         let strategy = request.repeatStrategy ?? configuration.repeatStrategy
+        let progress = request.progress.map { ProgressReporter(queue: queue, handler: $0) }
         let core = RequestCore(method: request.method, url: urlRequest.url, tags: request.tags, lifetime: request.lifetime,
-                               reportsCancellation: reports, identity: Self.identity(of: request, urlRequest, strategy))
+                               reportsCancellation: reports, identity: Self.identity(of: request, urlRequest, strategy),
+                               progress: progress)
         let handle = core.makeHandle()
         let validation = request.validation ?? configuration.validation
         let serializer = request.serializer
@@ -85,7 +87,7 @@ extension Client {
             if flight.join(core, mapError: mapError) {
                 core.attach(FlightMembership(flight: flight, id: core.id))
                 if leads {
-                    for refused in flight.start(urlRequest, on: transport) {
+                    for refused in flight.start(urlRequest, on: transport, streaming: progress != nil) {
                         refused.terminate(onlyIfRunning: false, cancellation: nil)?(.failure(.clientInvalidated), .claimed)
                     }
                 }
@@ -108,7 +110,8 @@ extension Client {
     }
 
     private func startAlone(_ core: RequestCore, _ urlRequest: URLRequest, mapError: @escaping @Sendable (URLError) -> TernError) {
-        guard let task = transport.start(urlRequest, events: { event in core.receive(event, mapError: mapError) }) else {
+        guard let task = transport.start(urlRequest, streaming: core.progress != nil,
+                                         events: { event in core.receive(event, mapError: mapError) }) else {
             // Invalidated between the check in `perform` and the transport.
             core.terminate(onlyIfRunning: false, cancellation: nil)?(.failure(.clientInvalidated), .claimed)
             return

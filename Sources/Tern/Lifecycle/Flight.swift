@@ -38,8 +38,9 @@ final class Flight: Sendable {
 
     /// Starts the network call. When the transport refuses (it was invalidated), the flight
     /// closes and returns its members so that the client can end each with `.clientInvalidated`.
-    func start(_ request: URLRequest, on transport: any Transport) -> [RequestCore] {
-        guard let task = transport.start(request, events: { [self] event in receive(event) }) else {
+    /// With `streaming`, members with a progress handler see the body's progress as it arrives.
+    func start(_ request: URLRequest, on transport: any Transport, streaming: Bool) -> [RequestCore] {
+        guard let task = transport.start(request, streaming: streaming, events: { [self] event in receive(event) }) else {
             let members = state.withLock { state -> [RequestCore] in
                 state.isClosed = true
                 defer { state.members = [:] }
@@ -73,11 +74,20 @@ final class Flight: Sendable {
     private func receive(_ event: TransportEvent) {
         switch event {
         case .response(let response):
-            state.withLock { $0.response = response; $0.body = Data() }
+            let watchers = state.withLock { state in
+                state.response = response
+                state.body = Data()
+                return Self.progressWatchers(state)
+            }
+            watchers.forEach { $0.responseStarted(response) }
         case .data(let chunk):
-            state.withLock { if $0.body.isEmpty { $0.body = chunk } else { $0.body.append(chunk) } }
-        case .sentBytes:
-            break
+            let watchers = state.withLock { state in
+                if state.body.isEmpty { state.body = chunk } else { state.body.append(chunk) }
+                return Self.progressWatchers(state)
+            }
+            watchers.forEach { $0.received(chunk.count) }
+        case .sentBytes(let total, let expected):
+            state.withLock { Self.progressWatchers($0) }.forEach { $0.sent(total, expected: expected) }
         case .completed(let error):
             let finished = state.withLock { state -> ([Member], HTTPURLResponse?, Data)? in
                 guard !state.isClosed else { return nil }
@@ -93,6 +103,13 @@ final class Flight: Sendable {
                 member.core.receive(.completed(error), mapError: member.mapError)
             }
         }
+    }
+}
+
+extension Flight {
+    /// The progress reporters of the members still listening.
+    private static func progressWatchers(_ state: State) -> [ProgressReporter] {
+        state.isClosed ? [] : state.members.values.compactMap(\.core.progress)
     }
 }
 

@@ -43,6 +43,8 @@ final class RequestCore: Sendable {
     let reportsCancellation: Bool
     /// Method + canonical URL + body, for repeat strategies; nil when the strategy is `.allow`.
     let identity: RequestIdentity?
+    /// Delivers upload and download progress, when the request has a progress handler.
+    let progress: ProgressReporter?
     private let state = Locked(State())
     /// The public handle, weakly: for `.handleReleased` and `.detached` it is the caller's to keep.
     private let weakHandle = WeakHandle()
@@ -50,7 +52,7 @@ final class RequestCore: Sendable {
     private static let counter = Locked<UInt64>(0)
 
     init(method: HTTPMethod, url: URL?, tags: Set<String> = [], lifetime: Lifetime = .untilFinished,
-         reportsCancellation: Bool = true, identity: RequestIdentity? = nil) {
+         reportsCancellation: Bool = true, identity: RequestIdentity? = nil, progress: ProgressReporter? = nil) {
         self.id = Self.counter.withLock { $0 += 1; return $0 }
         self.method = method
         self.url = url
@@ -58,6 +60,7 @@ final class RequestCore: Sendable {
         self.lifetime = lifetime
         self.reportsCancellation = reportsCancellation
         self.identity = identity
+        self.progress = progress
     }
 
     /// Creates the public handle. The core holds it weakly; the pipeline's sink keeps it alive
@@ -148,19 +151,23 @@ final class RequestCore: Sendable {
     func receive(_ event: TransportEvent, mapError: (URLError) -> TernError) {
         switch event {
         case .response(let response):
-            state.withLock {
-                guard $0.phase == .running else { return }
+            let running = state.withLock {
+                guard $0.phase == .running else { return false }
                 $0.response = response
                 $0.body = Data()
+                return true
             }
+            if running { progress?.responseStarted(response) }
         case .data(let chunk):
-            state.withLock {
-                guard $0.phase == .running else { return }
+            let running = state.withLock {
+                guard $0.phase == .running else { return false }
                 // A buffered transport hands over the whole body at once: keep it, do not copy it.
                 if $0.body.isEmpty { $0.body = chunk } else { $0.body.append(chunk) }
+                return true
             }
-        case .sentBytes:
-            break
+            if running { progress?.received(chunk.count) }
+        case .sentBytes(let total, let expected):
+            progress?.sent(total, expected: expected)
         case .completed(let error):
             let taken = state.withLock { state -> (Sink, HTTPURLResponse?, Data, Bool)? in
                 guard state.phase == .running, let sink = state.sink else { return nil }
@@ -216,6 +223,7 @@ final class RequestCore: Sendable {
             return (state.sink, state.transportTask, state.deadline, state.onFinished)
         }
         guard let (sink, task, deadline, onFinished) = taken else { return nil }
+        progress?.stop()
         if deadline != nil { DeadlineScheduler.shared.remove(id) }
         task?.cancel()
         onFinished?(self)

@@ -42,6 +42,12 @@ public struct Request<Value: Sendable>: Sendable {
     /// Whether cancelling delivers `TernError.cancelled` (true) or no callback at all (false);
     /// nil uses the client's `reportsCancellation`. The async API always throws.
     public var reportsCancellation: Bool?
+    /// Called on the callback queue as the body goes up and the response comes down; always
+    /// before the completion. Counts are coalesced while a call waits in the queue, so a handler
+    /// sees fewer calls than chunks, but the last one it sees carries the final count. A request
+    /// with a progress handler is streamed chunk by chunk (`URLSessionTransport` switches that
+    /// one task to delegate delivery). Never called after the request was cancelled.
+    public var progress: (@Sendable (TransferProgress) -> Void)?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -67,6 +73,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.repeatKey = nil
         self.lifetime = .untilFinished
         self.reportsCancellation = nil
+        self.progress = nil
     }
 
     /// A copy with `tags` added.
@@ -81,6 +88,13 @@ public struct Request<Value: Sendable>: Sendable {
         var copy = self
         copy.repeatStrategy = strategy
         copy.repeatKey = key
+        return copy
+    }
+
+    /// A copy that reports upload and download progress to `handler` (see `progress`).
+    public func onProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Request {
+        var copy = self
+        copy.progress = handler
         return copy
     }
 

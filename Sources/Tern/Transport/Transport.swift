@@ -18,9 +18,21 @@ public protocol Transport: Sendable {
     /// - Returns: A task that can cancel the request, or nil if the transport has been invalidated.
     func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
 
+    /// Starts sending `request`; with `streaming` the body should arrive chunk by chunk as it
+    /// comes in (someone watches the progress), not once at the end. The default ignores
+    /// `streaming` and calls `start(_:events:)`.
+    func start(_ request: URLRequest, streaming: Bool, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
+
     /// Cancels everything in flight and refuses new work. Cancelled requests complete with
     /// `URLError(.cancelled)`.
     func invalidate()
+}
+
+extension Transport {
+    /// Calls `start(_:events:)`: a transport that always delivers one way needs no more.
+    public func start(_ request: URLRequest, streaming: Bool, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        start(request, events: events)
+    }
 }
 
 /// One request in flight inside a transport.

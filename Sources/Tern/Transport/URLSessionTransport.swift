@@ -43,19 +43,24 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
-    /// Starts a data task for `request`; nil once invalidated.
+    /// Starts a data task for `request` in this transport's delivery mode; nil once invalidated.
     public func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        start(request, streaming: delivery == .streamed, events: events)
+    }
+
+    /// Starts a data task for `request`, streamed through the delegate when `streaming` is set
+    /// (whatever the transport's delivery mode), else buffered; nil once invalidated.
+    public func start(_ request: URLRequest, streaming: Bool, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
         var request = request
         request.timeoutInterval = Platform.sessionTimeout(forDeadline: request.timeoutInterval)
         let task: URLSessionDataTask? = isInvalidated.withLock { invalidated in
             // Creating the task under the lock `invalidate()` takes: no task on a dead session.
             guard !invalidated else { return nil }
-            switch delivery {
-            case .streamed:
+            if streaming || delivery == .streamed {
                 let task = session.dataTask(with: request)
                 delegate.register(task.taskIdentifier, events: events)
                 return task
-            case .buffered:
+            } else {
                 let slot = TaskSlot()
                 let task = session.dataTask(with: request) { [delegate] data, response, error in
                     let refusedChallenge = slot.task.map { delegate.unregisterBuffered($0) } ?? false

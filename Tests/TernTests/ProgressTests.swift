@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernStubs
+
+/// Records progress calls and the completion, in the order they ran.
+final class ProgressLog: Sendable {
+    enum Entry: Sendable { case progress(TransferProgress), completed }
+    private let entries = Locked([Entry]())
+
+    func record(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+    var all: [Entry] { entries.withLock { $0 } }
+    func progress(_ direction: TransferProgress.Direction) -> [TransferProgress] {
+        all.compactMap { if case .progress(let p) = $0, p.direction == direction { p } else { nil } }
+    }
+    /// Whether every progress call came before the completion.
+    var progressPrecedesCompletion: Bool {
+        guard let end = all.firstIndex(where: { if case .completed = $0 { true } else { false } }) else { return false }
+        return end == all.count - 1
+    }
+}
+
+/// `Request.progress` over real traffic: downloads with and without a known length, uploads,
+/// cancellation, shared calls, and chunked stubs.
+@Suite struct ProgressTests {
+    /// Sends `request` with a progress log on `queue` and waits for its completion.
+    func run<Value>(_ client: Client, _ request: Request<Value>, queue: CallbackQueue = .queue(DispatchQueue(label: "progress")))
+        async -> (Result<Response<Value>, TernError>, ProgressLog) {
+        let log = ProgressLog()
+        var request = request.onProgress { log.record(.progress($0)) }
+        request.callbackQueue = queue
+        let result = await withCheckedContinuation { continuation in
+            client.send(request) { result in
+                log.record(.completed)
+                continuation.resume(returning: result)
+            }
+        }
+        return (result, log)
+    }
+
+    @Test func downloadProgressRisesToTheContentLength() async throws {
+        let client = Client(baseURL: try TestServers.fixture())
+        let size = 400_000
+        let (result, log) = await run(client, Request<Data>("slow-pattern", query: ["n": size, "chunk": 40_000, "interval": 0.03]))
+        #expect(try result.get().data == TestPattern.bytes(size))
+        let steps = log.progress(.download)
+        #expect(steps.count >= 3, "a slow body comes in several steps: \(steps.count)")
+        #expect(steps.allSatisfy { $0.expectedBytes == Int64(size) })
+        #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+        #expect(steps.last?.completedBytes == Int64(size) && steps.last?.fractionCompleted == 1)
+        #expect(log.progressPrecedesCompletion)
+        #expect(log.progress(.upload).isEmpty)
+    }
+
+    @Test func progressOnTheMainQueueEndsBeforeTheCompletion() async throws {
+        let client = Client(baseURL: try TestServers.fixture())
+        let (result, log) = await run(client, Request<Data>("slow-pattern", query: ["n": 100_000, "chunk": 25_000]), queue: .main)
+        #expect(try result.get().data.count == 100_000)
+        #expect(log.progress(.download).last?.completedBytes == 100_000)
+        #expect(log.progressPrecedesCompletion)
+    }
+
+    @Test func chunkedBodiesHaveNoTotal() async throws {
+        let client = Client(baseURL: try TestServers.fixture())
+        let (result, log) = await run(client, Request<String>("drip", query: ["chunks": 4, "interval": 0.05]))
+        #expect(try result.get().value == "chunk000chunk001chunk002chunk003")
+        let steps = log.progress(.download)
+        #expect(steps.count >= 2 && steps.allSatisfy { $0.expectedBytes == nil && $0.fractionCompleted == nil })
+        #expect(steps.last?.completedBytes == 32)
+    }
+
+    @Test func uploadProgressCountsTheBody() async throws {
+        let client = Client(baseURL: try TestServers.httpbin())
+        let body = TestPattern.bytes(2_000_000)
+        let (result, log) = await run(client, Request<JSON>("anything", method: .post, body: .data(body, contentType: "application/octet-stream")))
+        #expect(try result.get().statusCode == 200)
+        let steps = log.progress(.upload)
+        #expect(!steps.isEmpty)
+        #expect(steps.last?.completedBytes == Int64(body.count))
+        #expect(steps.last?.expectedBytes == Int64(body.count))
+        #expect(log.progressPrecedesCompletion)
+    }
+
+    @Test func nothingArrivesAfterCancel() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let log = ProgressLog()
+        let firstChunk = Counter()
+        let request = Request<Data>("slow-pattern", query: ["n": 1_000_000, "chunk": 10_000, "interval": 0.02])
+            .onProgress { log.record(.progress($0)); firstChunk.increment() }
+        let handle = client.send(request) { _ in log.record(.completed) }
+        let deadline = Date().addingTimeInterval(10)
+        while firstChunk.count == 0, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        handle.cancel()
+        try await Task.sleep(for: .milliseconds(300))
+        // With `.immediate` the cancellation callback ran inside cancel(): nothing may follow it.
+        let completions = log.all.filter { if case .completed = $0 { true } else { false } }
+        #expect(completions.count == 1)
+        if case .completed = log.all.last {} else { Issue.record("progress arrived after cancel(): \(log.all)") }
+    }
+
+    @Test func sharedCallsReportProgressToEveryMember() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.repeatStrategy = .share }
+        let request = Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 20_000, "interval": 0.02])
+        async let first = run(client, request)
+        async let second = run(client, request)
+        let (a, b) = await (first, second)
+        for (result, log) in [a, b] {
+            #expect(try result.get().data.count == 200_000)
+            #expect(log.progress(.download).last?.completedBytes == 200_000)
+            #expect(log.progressPrecedesCompletion)
+        }
+    }
+
+    @Test func stubbedChunksReportProgress() async throws {
+        let stubs = StubTransport()
+        stubs.stub(.get("/file"), StubResponse.data(TestPattern.bytes(10_000)).chunked(into: 5, every: 0.01))
+        let client = Client(baseURL: "https://example.test") { $0.transport = stubs }
+        let (result, log) = await run(client, Request<Data>("file"))
+        #expect(try result.get().data.count == 10_000)
+        let steps = log.progress(.download)
+        #expect(steps.count >= 2)
+        #expect(steps.last?.completedBytes == 10_000)
+    }
+}
