@@ -7,15 +7,22 @@ let package = Package(
     products: [
         .library(name: "Tern", targets: ["Tern"]),
         .library(name: "TernStubs", targets: ["TernStubs"]),
+        .library(name: "TernCache", targets: ["TernCache"]),
         .executable(name: "weather", targets: ["weather"]),
         .executable(name: "tern-bench", targets: ["tern-bench"]),
     ],
     targets: [
         .target(name: "Tern"),
+        // The system SQLite on Linux; Apple platforms import the SDK's `SQLite3` module instead.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "TernCache", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux, .android]))]),
         .target(name: "TernStubs", dependencies: ["Tern"]),
         .executableTarget(name: "weather", dependencies: ["Tern", "TernStubs"]),
-        .executableTarget(name: "tern-bench", dependencies: ["Tern"]),
+        .executableTarget(name: "tern-bench", dependencies: ["Tern", "TernCache"]),
+        // Writes to a disk cache until killed: the crash-safety tests kill it at random moments.
+        .executableTarget(name: "tern-cache-writer", dependencies: ["TernCache"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs"]),
         .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
+        .testTarget(name: "TernCacheTests", dependencies: ["TernCache"]),
     ]
 )

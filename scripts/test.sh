@@ -5,6 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# TernCache builds against the system SQLite (the Debian package libsqlite3-dev on Linux).
+if [ "$(uname)" = Linux ] && ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then
+    echo "== installing libsqlite3-dev (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q libsqlite3-dev pkg-config >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null && apt-get install -y -q libsqlite3-dev pkg-config >/dev/null; }
+fi
+
 if ! python3 -c "import httpbin, gunicorn" 2>/dev/null; then
     echo "== installing httpbin and gunicorn (pip)"
     python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn
