@@ -21,7 +21,7 @@ let package = Package(
         .executableTarget(name: "tern-bench", dependencies: ["Tern", "TernCache"]),
         // Writes to a disk cache until killed: the crash-safety tests kill it at random moments.
         .executableTarget(name: "tern-cache-writer", dependencies: ["TernCache"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs"]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs", "TernCache"]),
         .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
         .testTarget(name: "TernCacheTests", dependencies: ["TernCache"]),
     ]

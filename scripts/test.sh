@@ -67,4 +67,12 @@ if [ $# -eq 0 ]; then
     echo "== tern-bench smoke run (nginx, release build, a tenth of the work): every response verified"
     bash scripts/bench.sh --quick --json >"$logs/bench.jsonl"
     python3 scripts/check_bench_output.py "$logs/bench.jsonl"
+
+    echo "== tern-bench --cache smoke run (a tenth of the work, one round): every contender reports"
+    swift build -c release --product tern-bench >/dev/null
+    "$(swift build -c release --show-bin-path)/tern-bench" --cache --quick --rounds 1 >"$logs/cache-bench.md"
+    for row in "memory get | MemoryCache" "memory set | NSCache" "disk set 100 B | raw SQLite" \
+               "disk get 100 KB | file per value" "threshold get 128 KB | file"; do
+        grep -q "| $row |" "$logs/cache-bench.md" || { echo "cache benchmark output lacks \"$row\"" >&2; cat "$logs/cache-bench.md" >&2; exit 1; }
+    done
 fi

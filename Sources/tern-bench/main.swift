@@ -1,5 +1,6 @@
 import Foundation
 import Tern
+import TernCache
 
 // tern-bench: the same workloads through Tern and through raw URLSession, in one process, in
 // interleaved rounds (A B, B A, …) so that machine drift cancels. Run it with scripts/bench.sh,
@@ -14,6 +15,8 @@ struct Options {
     var inflightChild: String?
     var micro = false
     var variants = false
+    var cache = false
+    var cacheOnly: String?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -27,6 +30,8 @@ struct Options {
             case "--inflight-child": inflightChild = iterator.next()
             case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
+            case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             default:
                 FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
                 exit(2)
@@ -49,6 +54,12 @@ let workloads = Workloads(baseURL: options.baseURL)
 // Micro mode: Tern's own cost per request over an instant in-process transport.
 if options.micro {
     await Micro.run(count: options.count(20_000))
+    exit(0)
+}
+
+// Cache mode: TernCache against NSCache, a locked Dictionary, raw SQLite and plain files.
+if options.cache {
+    CacheBench.run(rounds: options.rounds, scale: options.scale, only: options.cacheOnly)
     exit(0)
 }
 

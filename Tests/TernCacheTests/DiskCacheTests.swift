@@ -64,7 +64,9 @@ import Testing
 
     @Test func trimmingRemovesTheLeastRecentlyUsed() throws {
         let directory = scratchDirectory()
-        let cache = try DiskCache.open(directory)
+        var configuration = DiskCache.Configuration()
+        configuration.accessTimeResolution = 0     // every read counts, even a millisecond later
+        let cache = try DiskCache.open(directory, configuration: configuration)
         for index in 0..<10 {
             try cache.setData(bytes(index == 3 ? 50_000 : 1_000), forKey: "k\(index)")
             Thread.sleep(forTimeInterval: 0.002)   // distinct millisecond timestamps
@@ -78,6 +80,22 @@ import Testing
         try cache.setData(bytes(50_000), forKey: "file")
         try cache.trim(toCount: 0)
         #expect(try cache.totalCount() == 0 && valueFiles(in: directory).isEmpty)
+    }
+
+    @Test func readsRecordTheirTimeAtTheConfiguredResolution() async throws {
+        var configuration = DiskCache.Configuration()
+        configuration.accessTimeResolution = 0.25
+        let cache = try DiskCache.open(scratchDirectory(), configuration: configuration)
+        try cache.setData(Data("a".utf8), forKey: "a")
+        try cache.setData(Data("b".utf8), forKey: "b")
+        let written = try #require(try cache.entry(forKey: "a")).lastAccess
+        _ = try cache.data(forKey: "a")                    // within the resolution: not recorded
+        #expect(try cache.entry(forKey: "a")?.lastAccess == written)
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try cache.data(forKey: "a")                    // older than the resolution: recorded
+        let recorded = try #require(try cache.entry(forKey: "a")).lastAccess
+        #expect(recorded.timeIntervalSince(written) >= 0.25)
+        #expect(try cache.keys() == ["b", "a"])            // and it moved "a" up the LRU order
     }
 
     @Test func ageLimitsExpireOnReadAndOnTrim() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tern
 import TernStubs
+import TernCache
 
 // The README's code samples, compiled here; ReadmeExamplesTests checks that every ```swift block
 // of the README appears in this file verbatim (indentation aside), and runs them against httpbin.
@@ -101,6 +102,28 @@ func readmeProgress(weatherAPI: Client) async throws -> Data {
     return image
 }
 
+struct Forecast: Codable, Sendable {
+    let highs: [Int]
+}
+
+func readmeCache(png: Data, url: String, body: Data, headers: Data, forecast: Forecast, cachesDirectory: URL) async throws {
+    let thumbnails = MemoryCache<String, Data>(countLimit: 500, costLimit: 50 << 20, ageLimit: 600)
+    thumbnails.setValue(png, forKey: url, cost: png.count)
+    let thumbnail = thumbnails.value(forKey: url)
+
+    var settings = DiskCache.Configuration()
+    settings.sizeLimit = 100 << 20          // bytes
+    settings.ageLimit = 7 * 24 * 3600       // seconds since the last access
+    let responses = try DiskCache.open(cachesDirectory.appendingPathComponent("responses"), configuration: settings)
+    try responses.setData(body, forKey: "GET https://api.example/v1/cities", extendedData: headers)
+
+    let cache = try Cache(directory: cachesDirectory.appendingPathComponent("weather"))
+    try cache.setValue(forecast, forKey: "forecast/101010100")
+    let cached = try cache.value(Forecast.self, forKey: "forecast/101010100")
+    let item = try await cache.readItem(forKey: "forecast/101010100")
+    #expect(thumbnail == png && cached?.highs == forecast.highs && item != nil)
+}
+
 func readmeStubs() -> [URLRequest] {
     let stubs = StubTransport()
     stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": "3"]))
@@ -129,6 +152,12 @@ func readmeStubs() -> [URLRequest] {
 
     static func normalize(_ text: String) -> String {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+
+    @Test func theCacheSampleRuns() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-cache-\(UUID().uuidString)")
+        try await readmeCache(png: Data([1, 2, 3]), url: "https://example.com/a.png", body: Data("[]".utf8),
+                              headers: Data("{}".utf8), forecast: Forecast(highs: [3, 5]), cachesDirectory: directory)
     }
 
     @Test func theThreeStylesRunAgainstHTTPBin() async throws {

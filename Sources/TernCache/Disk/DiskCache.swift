@@ -17,9 +17,11 @@ public final class DiskCache: Sendable {
     /// How a disk cache stores and trims.
     /// Thread safety: a value type, safe to share.
     public struct Configuration: Sendable {
-        /// Values up to this many bytes are stored inside SQLite, larger ones as files. 16 KB by
-        /// default, from measurements on a 2-core Linux VM (README, "TernCache").
-        public var inlineThreshold = 16 * 1024
+        /// Values up to this many bytes are stored inside SQLite, larger ones as files. 32 KB by
+        /// default: measured on a 2-core Linux VM (README, "TernCache"), inline reads keep up with
+        /// file reads up to 32 KB and fall to a third of them at 64 KB, while inline writes are
+        /// 3–8 times faster than creating a file at every size up to 64 KB.
+        public var inlineThreshold = 32 * 1024
         /// The most entries kept; the least recently used go first. No limit by default.
         public var countLimit = Int.max
         /// The most bytes of values kept. No limit by default.
@@ -33,6 +35,10 @@ public final class DiskCache: Sendable {
         /// Seconds between automatic trims to the limits, in the background; 60 by default.
         /// Automatic trimming only runs when a limit is set.
         public var autoTrimInterval: TimeInterval = 60
+        /// How precisely reads keep the LRU order, in seconds: a read records its time only when
+        /// the entry's last recorded access is older than this (capped at a tenth of `ageLimit`).
+        /// Recording costs a write; 60 s of precision is plenty for trimming. 0 records every read.
+        public var accessTimeResolution: TimeInterval = 60
         /// Whether opening runs SQLite's `quick_check` (time linear in the database's size) so
         /// that a damaged database is rebuilt at once rather than failing later. True by default.
         public var verifiesOnOpen = true
@@ -40,7 +46,7 @@ public final class DiskCache: Sendable {
         /// standard error.
         public var onEvent: (@Sendable (CacheError) -> Void)?
 
-        /// The defaults: no limits, 16 KB inline threshold.
+        /// The defaults: no limits, 32 KB inline threshold.
         public init() {}
     }
 
@@ -106,8 +112,9 @@ public final class DiskCache: Sendable {
     public func entry(forKey key: String) throws(CacheError) -> Entry? {
         let now = Self.milliseconds(Date())
         let ageLimit = configuration.ageLimit
+        let resolution = Int64(min(configuration.accessTimeResolution, ageLimit / 10) * 1000)
         return try state.perform { store throws(CacheError) in
-            guard let item = try store.item(forKey: key, now: now) else { return nil }
+            guard let item = try store.item(forKey: key, now: now, accessResolution: max(0, resolution)) else { return nil }
             if ageLimit.isFinite, Double(now - item.lastAccess) > ageLimit * 1000 {
                 try store.remove(key)
                 return nil

@@ -30,7 +30,9 @@ import Foundation
  - SQLite's WAL makes every statement or transaction atomic. A database that cannot be opened or
    fails `quick_check` is moved to corrupt/ and an empty store is built in its place.
  - Reads do not write: access times are kept in memory and written in one transaction every 256
-   reads, before a trim and when the store closes. A kill loses some recency, never data.
+   reads, before a trim and when the store closes. A kill loses some recency, never data. An
+   access is recorded only when the entry's last one is older than the access resolution (60 s
+   by default): re-reading a hot entry is then a plain point select.
 */
 
 /// The SQLite manifest and value files of one disk cache directory. Not thread-safe: `DiskCache`
@@ -158,7 +160,9 @@ final class DiskStore {
     // MARK: - Reading and writing
 
     /// The item for `key`, or nil. A value file that is missing or of the wrong size is removed.
-    func item(forKey key: String, now: Int64) throws(CacheError) -> Item? {
+    /// - Parameter accessResolution: Milliseconds: the access is recorded only when the entry's
+    ///   last recorded access is at least this old.
+    func item(forKey key: String, now: Int64, accessResolution: Int64) throws(CacheError) -> Item? {
         var found: (size: Int, inline: Data?, file: String?, extended: Data?, modified: Int64, access: Int64)?
         try database.query("SELECT size, inline_data, filename, extended, modified, last_access FROM entries WHERE key = ?",
                            bind: { $0.bind(1, key) },
@@ -174,8 +178,10 @@ final class DiskStore {
             try remove(key)
             return nil
         }
-        pendingAccess[key] = now
-        if pendingAccess.count >= 256 { try flushAccessTimes() }
+        if now - lastAccess >= accessResolution {
+            pendingAccess[key] = now
+            if pendingAccess.count >= 256 { try flushAccessTimes() }
+        }
         return Item(data: data, extendedData: found.extended, modified: found.modified, lastAccess: lastAccess)
     }
 

@@ -39,18 +39,20 @@ enum FileIO {
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, Int(status.st_size) == expectedSize else { return nil }
-        var data = Data(count: expectedSize)
-        let complete = data.withUnsafeMutableBytes { buffer -> Bool in
-            var offset = 0
-            while offset < expectedSize {
-                let count = Foundation.read(descriptor, buffer.baseAddress! + offset, expectedSize - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
+        guard expectedSize > 0 else { return Data() }
+        // Read into an uninitialized buffer that the Data then owns: no zero-fill of the whole value.
+        guard let buffer = malloc(expectedSize) else { return nil }
+        var offset = 0
+        while offset < expectedSize {
+            let count = Foundation.read(descriptor, buffer + offset, expectedSize - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                free(buffer)
+                return nil
             }
-            return true
+            offset += count
         }
-        return complete ? data : nil
+        return Data(bytesNoCopy: buffer, count: expectedSize, deallocator: .free)
     }
 
     /// Atomically moves `source` to `destination`, replacing it.

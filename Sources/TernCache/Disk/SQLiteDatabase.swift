@@ -9,14 +9,15 @@ import Foundation
 /// that touches SQLite's `OpaquePointer`s.
 ///
 /// Not thread-safe: its owner (`DiskStore`) serializes every call under one lock. The connection
-/// is opened without SQLite's own mutex for that reason.
-final class SQLiteDatabase {
+/// is opened without SQLite's own mutex for that reason. `package` so that tern-bench can time raw
+/// SQLite with the same pragmas as the baseline of the disk cache benchmark.
+package final class SQLiteDatabase {
     let path: String
     private var connection: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
     /// Opens (creating if needed) the database at `path`.
-    init(path: String) throws(CacheError) {
+    package init(path: String) throws(CacheError) {
         self.path = path
         var connection: OpaquePointer?
         let code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
@@ -40,14 +41,14 @@ final class SQLiteDatabase {
     }
 
     /// Runs one or more statements that return no rows (pragmas, schema, transactions).
-    func execute(_ sql: String) throws(CacheError) {
+    package func execute(_ sql: String) throws(CacheError) {
         let code = sqlite3_exec(connection, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code, sql) }
     }
 
     /// Runs `sql` (cached), lets `bind` bind its parameters, and calls `row` for each result row.
     /// Parameters bound with `Statement.bindStatic` must stay valid until this returns.
-    func query(_ sql: String, bind: (Statement) throws(CacheError) -> Void = { _ in },
+    package func query(_ sql: String, bind: (Statement) throws(CacheError) -> Void = { _ in },
                row: (Statement) throws(CacheError) -> Void = { _ in }) throws(CacheError) {
         let statement = try prepared(sql)
         defer {
@@ -96,15 +97,15 @@ final class SQLiteDatabase {
 }
 
 /// A prepared statement during one `SQLiteDatabase.query`: parameter binding and column reading.
-struct Statement {
+package struct Statement {
     fileprivate let pointer: OpaquePointer
 
     /// SQLite copies the bytes (`SQLITE_TRANSIENT`).
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(pointer, index, value) }
+    package func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(pointer, index, value) }
     /// Binds text by its UTF-8 length, so that a key with an embedded NUL is stored whole.
-    func bind(_ index: Int32, _ value: String) {
+    package func bind(_ index: Int32, _ value: String) {
         var value = value
         _ = value.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { text in
@@ -117,17 +118,17 @@ struct Statement {
             }
         }
     }
-    func bindNull(_ index: Int32) { sqlite3_bind_null(pointer, index) }
+    package func bindNull(_ index: Int32) { sqlite3_bind_null(pointer, index) }
 
     /// Binds a copy of `data` (NULL when nil; an empty blob, not NULL, when empty).
-    func bind(_ index: Int32, _ data: Data?) {
+    package func bind(_ index: Int32, _ data: Data?) {
         guard let data else { return bindNull(index) }
         guard !data.isEmpty else { return bindStatic(index, UnsafeRawBufferPointer(start: nil, count: 0)) }
         _ = data.withUnsafeBytes { sqlite3_bind_blob(pointer, index, $0.baseAddress, Int32($0.count), Self.transient) }
     }
 
     /// Binds `bytes` without copying; they must stay valid until the query ends.
-    func bindStatic(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+    package func bindStatic(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
         if bytes.isEmpty || bytes.baseAddress == nil {
             sqlite3_bind_zeroblob(pointer, index, 0)
         } else {
@@ -135,17 +136,17 @@ struct Statement {
         }
     }
 
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
 
     /// The text in `column` by its byte length (embedded NULs included); nil for NULL.
-    func text(_ column: Int32) -> String? {
+    package func text(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(pointer, column) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, column))), as: UTF8.self)
     }
 
     /// The blob in `column`, copied; nil for NULL, empty `Data` for an empty blob.
-    func data(_ column: Int32) -> Data? {
+    package func data(_ column: Int32) -> Data? {
         guard !isNull(column) else { return nil }
         let count = Int(sqlite3_column_bytes(pointer, column))
         guard count > 0, let bytes = sqlite3_column_blob(pointer, column) else { return Data() }
