@@ -12,7 +12,7 @@ let package = Package(
         .executable(name: "tern-bench", targets: ["tern-bench"]),
     ],
     targets: [
-        .target(name: "Tern"),
+        .target(name: "Tern", dependencies: ["TernCache"]),
         // The system SQLite on Linux; Apple platforms import the SDK's `SQLite3` module instead.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "TernCache", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux, .android]))]),

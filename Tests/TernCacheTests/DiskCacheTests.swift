@@ -49,6 +49,18 @@ import Testing
         #expect(try valueFiles(in: directory).isEmpty && (cache.totalCount()) == 0)
     }
 
+    @Test func removingByPrefixTakesExactlyTheKeysThatStartWithIt() throws {
+        let directory = scratchDirectory()
+        let cache = try DiskCache.open(directory)
+        for key in ["a1-x", "a1-y", "a1", "a10-z", "a2-x", "b", "a1-北京"] {
+            try cache.setData(key == "a1-y" ? bytes(100_000) : Data(key.utf8), forKey: key)
+        }
+        #expect(try cache.removeData(forKeysWithPrefix: "a1-") == 3)
+        #expect(try cache.keys().sorted() == ["a1", "a10-z", "a2-x", "b"])
+        #expect(valueFiles(in: directory).isEmpty)
+        #expect(try cache.removeData(forKeysWithPrefix: "zz") == 0)
+    }
+
     @Test func oneInstancePerDirectoryAndPersistenceAcrossInstances() throws {
         let directory = scratchDirectory()
         do {

@@ -4,7 +4,9 @@ extension Client {
     /// Sends a request and returns its response.
     ///
     /// Cancelling the calling `Task` cancels the request, which then throws
-    /// `TernError.cancelled(.explicit)`.
+    /// `TernError.cancelled(.explicit)`. For a cache-then-network request this returns the first
+    /// acceptable response: a fresh cached one if there is one (the network call then goes on and
+    /// refreshes the cache), else the network's. Use `responses(for:)` to get both.
     /// - Parameter request: What to send and how to decode the answer.
     /// - Returns: The response with the decoded value.
     /// - Throws: `TernError`, for every failure.
@@ -13,7 +15,10 @@ extension Client {
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response<Value>, any Error>) in
-                    let handle = perform(request, queue: .immediate, alwaysReport: true) { _, result in continuation.resume(with: result) }
+                    let once = ResumeOnce(continuation)
+                    let handle = perform(request, queue: .immediate, alwaysReport: true,
+                                         cacheHit: { _, response in once.resume(with: .success(response)) },
+                                         completion: { _, result in once.resume(with: result) })
                     slot.store(handle)
                 }
             } onCancel: {
@@ -24,6 +29,23 @@ extension Client {
         } catch {
             throw .cancelled(.explicit)
         }
+    }
+}
+
+/// Resumes a continuation with the first result only (a cache hit, or the final result).
+private final class ResumeOnce<Value: Sendable>: Sendable {
+    private let continuation: Locked<CheckedContinuation<Response<Value>, any Error>?>
+
+    init(_ continuation: CheckedContinuation<Response<Value>, any Error>) {
+        self.continuation = Locked(continuation)
+    }
+
+    func resume(with result: Result<Response<Value>, TernError>) {
+        let continuation = continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }
+        continuation?.resume(with: result.mapError { $0 as any Error })
     }
 }
 

@@ -63,7 +63,11 @@ extension Client {
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
         let box = WeakDelegate(delegate)
-        return perform(request, queue: queue ?? request.callbackQueue ?? configuration.callbackQueue) { handle, result in
+        let hit: @Sendable (RequestHandle?, Response<Value>) -> Void = { handle, response in
+            guard let delegate = box.delegate, let handle else { return }
+            delegate.request(handle, didHitCacheWith: response.erased())
+        }
+        return perform(request, queue: queue ?? request.callbackQueue ?? configuration.callbackQueue, cacheHit: hit) { handle, result in
             guard let delegate = box.delegate, let handle else { return }
             switch result {
             case .success(let response): delegate.request(handle, didSucceedWith: response.erased())
@@ -83,6 +87,9 @@ public protocol RequestDelegate: AnyObject {
     func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>)
     /// The request failed or was cancelled.
     func request(_ request: RequestHandle, didFailWith error: TernError)
+    /// A cache-then-network request found a fresh cached response; its final result follows.
+    /// Optional: the default does nothing.
+    func request(_ request: RequestHandle, didHitCacheWith response: Response<any Sendable>)
 }
 
 /// A weak reference to a delegate that can travel to the callback queue.
@@ -96,6 +103,6 @@ private final class WeakDelegate: @unchecked Sendable {
 extension Response {
     /// The same response with its value as `any Sendable`, for delegates.
     func erased() -> Response<any Sendable> {
-        Response<any Sendable>(request: request, httpResponse: httpResponse, data: data, value: value, timing: timing)
+        Response<any Sendable>(request: request, httpResponse: httpResponse, data: data, value: value, timing: timing, source: source)
     }
 }

@@ -7,11 +7,13 @@ import Foundation
 extension Client {
     /// Starts `request` and calls `completion` at most once on `queue` (never before this
     /// returns): exactly once unless cancellation is silent for it or its lifetime drops the
-    /// result. `completion` receives the public handle, if it is still alive.
+    /// result. `completion` receives the public handle, if it is still alive. `cacheHit`, if
+    /// given, receives a cache-then-network request's cached response first, on the same queue.
     func perform<Value>(
         _ request: Request<Value>,
         queue: CallbackQueue,
         alwaysReport: Bool = false,
+        cacheHit: (@Sendable (RequestHandle?, Response<Value>) -> Void)? = nil,
         completion: @escaping @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
         let start = Date()
@@ -36,21 +38,24 @@ extension Client {
         let validation = request.validation ?? configuration.validation
         let serializer = request.serializer
         let method = request.method
+        let plan = cachePlan(for: request, urlRequest)
         // The sink holds the core strongly, and the handle too when the engine owns it; the core
         // drops the sink when it finishes.
         let retainedHandle = core.retainsHandle ? handle : nil
         core.begin { outcome, claim in
             let handle = retainedHandle ?? core.handle
-            // Validation and decoding run here, on the transport's thread, never on the main thread.
-            let result = outcome.flatMap { raw in
+            // Validation, decoding and cache writes run here, on the transport's (or the cache
+            // reader's) thread, never on the main thread.
+            let result = (plan?.resolve(outcome) ?? outcome).flatMap { raw in
                 Result { () throws(TernError) -> Response<Value> in
                     try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes)
                     let value = try serializer.value(from: raw.data, response: raw.response, method: method)
                     let seconds = Double(DispatchTime.now().uptimeNanoseconds - clock.uptimeNanoseconds) / 1e9
                     return Response(request: urlRequest, httpResponse: raw.response, data: raw.data, value: value,
-                                    timing: Timing(start: start, duration: seconds))
+                                    timing: Timing(start: start, duration: seconds), source: raw.source)
                 }
             }
+            if let plan, case .success(let response) = result { plan.storeIfAllowed(response) }
             // Never inside `send`: a result that is ready before it returns waits for it.
             let deliver = core.isInsideSend ? queue.performLater : queue.perform
             switch claim {
@@ -75,26 +80,32 @@ extension Client {
             default: .transport(error)
             }
         }
-        switch admit(core, strategy: strategy) {
+        let readsCache = plan?.reads == true
+        switch admit(core, strategy: strategy, joiningFlight: !readsCache) {
         case .duplicate:
             core.cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
             core.startDeadline(after: deadline)
-            startAlone(core, urlRequest, mapError: mapError)
-        case .share(let flight, let leads):
-            core.startDeadline(after: deadline)
-            if flight.join(core, mapError: mapError) {
-                core.attach(FlightMembership(flight: flight, id: core.id))
-                if leads {
-                    for refused in flight.start(urlRequest, on: transport, streaming: progress != nil) {
-                        refused.terminate(onlyIfRunning: false, cancellation: nil)?(.failure(.clientInvalidated), .claimed)
+            if let plan, readsCache {
+                let deliverHit = cacheHit.map { cacheHit in
+                    Self.hitDelivery(core, urlRequest, serializer, method, start: start, clock: clock, queue: queue,
+                                     retainedHandle: retainedHandle, to: cacheHit)
+                }
+                readCache(plan, for: core, urlRequest, deliverHit: deliverHit) { request in
+                    // A shared request joins (or starts) its flight only now, after its cache read.
+                    if strategy == .share, let identity = core.identity {
+                        self.startShared(core, request, in: self.flight(for: identity), streaming: progress != nil, mapError: mapError)
+                    } else {
+                        self.startAlone(core, request, mapError: mapError)
                     }
                 }
             } else {
-                // The shared call closed between lookup and join: this request goes alone.
                 startAlone(core, urlRequest, mapError: mapError)
             }
+        case .share(let flight, let leads):
+            core.startDeadline(after: deadline)
+            startShared(core, urlRequest, in: (flight, leads), streaming: progress != nil, mapError: mapError)
         }
         if request.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
         core.markSent()
@@ -106,6 +117,39 @@ extension Client {
         case .allow: nil
         case .share: RequestIdentity(urlRequest)
         case .cancelOlder, .ignoreNewer: request.repeatKey.map(RequestIdentity.init(key:)) ?? RequestIdentity(urlRequest)
+        }
+    }
+
+    /// Joins a shared call (starting it when `leads`), or goes alone if it closed meanwhile.
+    private func startShared(_ core: RequestCore, _ urlRequest: URLRequest, in shared: (flight: Flight, leads: Bool),
+                             streaming: Bool, mapError: @escaping @Sendable (URLError) -> TernError) {
+        guard shared.flight.join(core, mapError: mapError) else {
+            // The shared call closed between lookup and join: this request goes alone.
+            return startAlone(core, urlRequest, mapError: mapError)
+        }
+        core.attach(FlightMembership(flight: shared.flight, id: core.id))
+        guard shared.leads else { return }
+        for refused in shared.flight.start(urlRequest, on: transport, streaming: streaming) {
+            refused.terminate(onlyIfRunning: false, cancellation: nil)?(.failure(.clientInvalidated), .claimed)
+        }
+    }
+
+    /// Delivers a cache-then-network hit, decoded with the request's serializer, on the callback
+    /// queue: never inside `send`, never after the request finished or was cancelled.
+    private static func hitDelivery<Value>(
+        _ core: RequestCore, _ urlRequest: URLRequest, _ serializer: ResponseSerializer<Value>, _ method: HTTPMethod,
+        start: Date, clock: DispatchTime, queue: CallbackQueue, retainedHandle: RequestHandle?,
+        to cacheHit: @escaping @Sendable (RequestHandle?, Response<Value>) -> Void
+    ) -> @Sendable (RawResponse) -> Void {
+        { raw in
+            guard let value = try? serializer.value(from: raw.data, response: raw.response, method: method) else { return }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - clock.uptimeNanoseconds) / 1e9
+            let response = Response(request: urlRequest, httpResponse: raw.response, data: raw.data, value: value,
+                                    timing: Timing(start: start, duration: seconds), source: raw.source)
+            let deliver = core.isInsideSend ? queue.performLater : queue.perform
+            deliver {
+                if core.phase != .finished, core.isListenedTo { cacheHit(retainedHandle ?? core.handle, response) }
+            }
         }
     }
 

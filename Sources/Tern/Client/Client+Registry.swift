@@ -91,7 +91,9 @@ extension Client {
 
     /// Enters `core` in the registry, applying its repeat strategy in the same critical section
     /// as the lookup (no check-then-act race between two identical sends).
-    func admit(_ core: RequestCore, strategy: RepeatStrategy) -> Admission {
+    /// - Parameter joiningFlight: False defers a `.share` request's flight: it is registered (and
+    ///   cancellable) now and joins a flight later with `flight(for:)`, after its cache read.
+    func admit(_ core: RequestCore, strategy: RepeatStrategy, joiningFlight: Bool = true) -> Admission {
         let admission = registry.withLock { registry -> Admission in
             // Only cancel-older and ignore-newer look for identical requests in flight.
             func twins() -> [RequestCore] {
@@ -111,11 +113,9 @@ extension Client {
                 return .run(superseding: [])
             case .share:
                 registry.cores[core.id] = core
-                guard let identity = core.identity else { return .run(superseding: []) }
-                if let flight = registry.flights[identity] { return .share(flight, leads: false) }
-                let flight = Flight(identity: identity) { [weak self] flight in self?.closeFlight(flight) }
-                registry.flights[identity] = flight
-                return .share(flight, leads: true)
+                guard joiningFlight, let identity = core.identity else { return .run(superseding: []) }
+                let (flight, leads) = flight(for: identity, in: &registry)
+                return .share(flight, leads: leads)
             }
         }
         if case .duplicate = admission { return admission }
@@ -123,6 +123,18 @@ extension Client {
             _ = self?.registry.withLock { $0.cores.removeValue(forKey: core.id) }
         }
         return admission
+    }
+
+    /// The open flight for `identity`, or a new one that the caller leads.
+    func flight(for identity: RequestIdentity) -> (Flight, leads: Bool) {
+        registry.withLock { flight(for: identity, in: &$0) }
+    }
+
+    private func flight(for identity: RequestIdentity, in registry: inout Registry) -> (Flight, leads: Bool) {
+        if let flight = registry.flights[identity] { return (flight, false) }
+        let flight = Flight(identity: identity) { [weak self] flight in self?.closeFlight(flight) }
+        registry.flights[identity] = flight
+        return (flight, true)
     }
 
     private func closeFlight(_ flight: Flight) {

@@ -23,6 +23,8 @@ public final class Client: Sendable {
     /// The configuration the client was created with.
     public let configuration: ClientConfiguration
     let transport: any Transport
+    /// The response cache (memory now, disk opened on first use; see `Caching/`).
+    let responseCache: ResponseCache
     /// The requests in flight and the shared calls (see `Client+Registry.swift`).
     let registry = Locked(Registry())
     private let invalidated = Locked(false)
@@ -35,6 +37,9 @@ public final class Client: Sendable {
         self.transport = configuration.transport
             ?? URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
                                    delivery: configuration.responseDelivery)
+        self.responseCache = ResponseCache(
+            directory: configuration.cacheDirectory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
+            memoryLimit: configuration.memoryCacheLimit, diskLimit: configuration.diskCacheLimit)
     }
 
     /// Creates a client for one server.

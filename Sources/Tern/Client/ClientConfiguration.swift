@@ -41,6 +41,14 @@ public struct ClientConfiguration: Sendable {
     /// The transport to use instead of a `URLSessionTransport` built from this configuration
     /// (a stub in tests, a custom transport). Default nil.
     public var transport: (any Transport)?
+    /// The cache policy of requests that set none; `.disabled` by default.
+    public var cachePolicy: CachePolicy
+    /// Where the disk cache lives; nil uses `<user caches>/Tern/<base URL host or "default">`.
+    public var cacheDirectory: URL?
+    /// Bytes of responses kept in memory; 16 MB by default.
+    public var memoryCacheLimit: Int
+    /// Bytes of responses kept on disk (least recently used go first); 100 MB by default.
+    public var diskCacheLimit: Int64
 
     /// Creates a configuration with the documented defaults.
     public init() {
@@ -59,6 +67,10 @@ public struct ClientConfiguration: Sendable {
         reportsCancellation = true
         configureSession = { _ in }
         transport = nil
+        cachePolicy = .disabled
+        cacheDirectory = nil
+        memoryCacheLimit = 16 << 20
+        diskCacheLimit = 100 << 20
     }
 
     /// The session configuration Tern uses for a `URLSessionTransport`: no `URLCache` (it costs

@@ -23,6 +23,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
     case cancelled(CancellationReason)
     /// The client was invalidated before this request was sent.
     case clientInvalidated
+    /// A `.cacheOnly` request found no fresh cache entry; nothing was sent.
+    case cacheMiss(url: URL?)
 
     /// Why a request could not be built.
     public enum InvalidRequestReason: Sendable, Equatable, CustomStringConvertible {
@@ -137,6 +139,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
             return "Request \(reason)"
         case .clientInvalidated:
             return "The client was invalidated; create a new client"
+        case .cacheMiss(let url):
+            return "No fresh cached response for \(url?.absoluteString ?? "the request") (cache only)"
         }
     }
 

@@ -187,6 +187,20 @@ final class RequestCore: Sendable {
         }
     }
 
+    /// Ends a running request with an outcome that did not come from the transport (a cache hit,
+    /// a cache miss): delivered like a transport's, unless something finished the request first.
+    func finish(with outcome: Result<RawResponse, TernError>) {
+        let taken = state.withLock { state -> (Sink, Bool)? in
+            guard state.phase == .running, let sink = state.sink else { return nil }
+            state.phase = .completing
+            defer { state.response = nil; state.body = Data(); state.deadline = nil; state.transportTask = nil }
+            return (sink, state.deadline != nil)
+        }
+        guard let (sink, hadDeadline) = taken else { return }
+        if hadDeadline { DeadlineScheduler.shared.remove(id) }
+        sink(outcome, .onDelivery)
+    }
+
     /// Claims the right to deliver a transport outcome: true once, and only if nothing else
     /// (cancel, timeout) finished the request first.
     func claim() -> Bool {
@@ -238,8 +252,9 @@ private final class WeakHandle: @unchecked Sendable {
     weak var handle: RequestHandle?
 }
 
-/// What the transport delivered for a request: the final response and its whole body.
+/// What the transport (or the cache) delivered for a request: the final response and its whole body.
 struct RawResponse: Sendable {
     let response: HTTPURLResponse
     let data: Data
+    var source: ResponseSource = .network
 }

@@ -48,6 +48,8 @@ public struct Request<Value: Sendable>: Sendable {
     /// with a progress handler is streamed chunk by chunk (`URLSessionTransport` switches that
     /// one task to delegate delivery). Never called after the request was cancelled.
     public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// How this request uses the client's response cache; nil uses the client's `cachePolicy`.
+    public var cachePolicy: CachePolicy?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -74,6 +76,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.lifetime = .untilFinished
         self.reportsCancellation = nil
         self.progress = nil
+        self.cachePolicy = nil
     }
 
     /// A copy with `tags` added.

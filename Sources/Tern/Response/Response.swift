@@ -14,14 +14,18 @@ public struct Response<Value: Sendable>: Sendable {
     public let value: Value
     /// When the request started and how long it took to the decoded value.
     public let timing: Timing
+    /// Where it came from: the network, the cache, a revalidated or a stale cache entry.
+    public let source: ResponseSource
 
     /// Creates a response; Tern builds these, custom transports and tests may too.
-    public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing) {
+    public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
+                source: ResponseSource = .network) {
         self.request = request
         self.httpResponse = httpResponse
         self.data = data
         self.value = value
         self.timing = timing
+        self.source = source
     }
 
     /// The HTTP status code.

@@ -143,6 +143,14 @@ public final class DiskCache: Sendable {
         try state.perform { store throws(CacheError) in try store.remove(key) }
     }
 
+    /// Removes every entry whose key starts with `prefix` (give related keys a common prefix to
+    /// remove them together).
+    /// - Returns: How many entries were removed.
+    @discardableResult
+    public func removeData(forKeysWithPrefix prefix: String) throws(CacheError) -> Int {
+        try state.perform { store throws(CacheError) in try store.remove(keysWithPrefix: prefix) }
+    }
+
     /// Removes every entry.
     public func removeAll() throws(CacheError) {
         try state.perform { store throws(CacheError) in try store.removeAll() }

@@ -227,6 +227,25 @@ final class DiskStore {
         if let name = files.removeValue(forKey: key) { FileIO.remove(dataPath + "/" + name) }
     }
 
+    /// Removes the entries whose key starts with `prefix` (a range scan of the primary key).
+    /// - Returns: How many were removed.
+    func remove(keysWithPrefix prefix: String) throws(CacheError) -> Int {
+        var keys: [String] = []
+        // Keys in [prefix, prefix + U+10FFFF) start with prefix (TEXT compares as UTF-8 bytes).
+        let upper = prefix + "\u{10FFFF}"
+        try database.query("SELECT key FROM entries WHERE key >= ? AND key < ?", bind: { $0.bind(1, prefix); $0.bind(2, upper) },
+                           row: { if let key = $0.text(0), key.hasPrefix(prefix) { keys.append(key) } })
+        guard !keys.isEmpty else { return 0 }
+        try transaction { () throws(CacheError) in
+            for key in keys { try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, key) }) }
+        }
+        for key in keys {
+            pendingAccess.removeValue(forKey: key)
+            if let name = files.removeValue(forKey: key) { FileIO.remove(dataPath + "/" + name) }
+        }
+        return keys.count
+    }
+
     /// Removes every entry and file.
     func removeAll() throws(CacheError) {
         try database.execute("DELETE FROM entries")

@@ -1,0 +1,132 @@
+import Foundation
+
+/// One request's dealings with the cache: its policy and key, the entry its read found, how a
+/// network outcome is resolved against that entry (304 → revalidated, failure → stale) and
+/// whether the network response is stored.
+/// Thread safety: safe to use from any thread.
+final class CachePlan: Sendable {
+    let policy: CachePolicy
+    let key: CacheKey
+    let cache: ResponseCache
+    private let found = Locked<CachedResponse?>(nil)
+
+    init(policy: CachePolicy, key: CacheKey, cache: ResponseCache) {
+        self.policy = policy
+        self.key = key
+        self.cache = cache
+    }
+
+    /// Whether the request reads the cache before the network.
+    var reads: Bool { policy.read != .networkOnly }
+
+    /// Keeps the entry the read found, for revalidation and stale-on-error.
+    func remember(_ entry: CachedResponse?) {
+        found.withLock { $0 = entry }
+    }
+
+    /// `request` with `If-None-Match` / `If-Modified-Since` from `entry`'s validators, if it has any.
+    func conditional(_ request: URLRequest, on entry: CachedResponse?) -> URLRequest {
+        guard let entry, entry.hasValidator else { return request }
+        var request = request
+        if let etag = entry.header("ETag") { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+        if let date = entry.header("Last-Modified") { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
+        return request
+    }
+
+    /// Removes an expired entry nothing can use: no validator, and stale entries are not served.
+    func dropIfUseless(_ entry: CachedResponse) {
+        guard !entry.isFresh(maxAge: policy.maxAge), !entry.hasValidator, !policy.servesStaleOnError else { return }
+        cache.remove(key)
+    }
+
+    /// Resolves a network outcome against the cached entry: a 304 becomes the cached response
+    /// (`.revalidated`, and the entry is refreshed); a transport failure, a timeout or a 5xx
+    /// becomes the cached response (`.stale`) when the policy serves stale entries.
+    func resolve(_ outcome: Result<RawResponse, TernError>) -> Result<RawResponse, TernError> {
+        switch outcome {
+        case .success(let raw) where raw.source == .network && raw.response.statusCode == 304:
+            guard let entry = found.withLock({ $0 }) else { return outcome }
+            let refreshed = entry.revalidated(by: raw.response)
+            if !policy.write.isEmpty { cache.store(refreshed, for: key, in: policy.write) }
+            return refreshed.raw(.revalidated).map(Result.success) ?? outcome
+        case .success(let raw) where raw.source == .network && (500..<600).contains(raw.response.statusCode):
+            return stale() ?? outcome
+        case .failure(.transport), .failure(.timedOut):
+            return stale() ?? outcome
+        default:
+            return outcome
+        }
+    }
+
+    private func stale() -> Result<RawResponse, TernError>? {
+        guard policy.servesStaleOnError else { return nil }
+        let entry = found.withLock { $0 } ?? cache.memoryEntry(for: key) ?? cache.diskEntry(for: key)
+        return entry?.raw(.stale).map(Result.success)
+    }
+
+    /// Stores a network response when the policy writes, HTTP allows (`Cache-Control: no-store`)
+    /// and the store predicate agrees. Runs on the transport's thread, after decoding.
+    func storeIfAllowed<Value>(_ response: Response<Value>) {
+        guard response.source == .network, !policy.write.isEmpty,
+              (200..<300).contains(response.statusCode), response.statusCode != 206 else { return }
+        if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return }
+        if let shouldStore = policy.shouldStore,
+           !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value)) { return }
+        cache.store(CachedResponse(response.httpResponse, body: response.data, key: key), for: key, in: policy.write)
+    }
+}
+
+extension CachedResponse {
+    /// The entry as a raw response for the delivery path.
+    func raw(_ source: ResponseSource) -> RawResponse? {
+        httpResponse().map { RawResponse(response: $0, data: body, source: source) }
+    }
+}
+
+extension Client {
+    /// The cache plan for a request, or nil when its policy does not touch the cache or the
+    /// request cannot be cached (methods other than GET, HEAD and POST; raw-data uploads).
+    func cachePlan<Value>(for request: Request<Value>, _ urlRequest: URLRequest) -> CachePlan? {
+        let policy = request.cachePolicy ?? configuration.cachePolicy
+        guard policy.isActive, [.get, .head, .post].contains(request.method) else { return nil }
+        if case .data = request.body?.content { return nil }
+        guard let key = CacheKey(urlRequest, policy: policy) else { return nil }
+        return CachePlan(policy: policy, key: key, cache: responseCache)
+    }
+
+    /// Reads the cache for `core`, then finishes it from the cache, or delivers a cache hit and
+    /// goes on, or calls `network` with the request to send (conditional when the entry has a
+    /// validator). A memory hit is handled inline; a disk read runs on a background queue, and a
+    /// request cancelled meanwhile stops there.
+    func readCache(_ plan: CachePlan, for core: RequestCore, _ urlRequest: URLRequest,
+                   deliverHit: (@Sendable (RawResponse) -> Void)?, network: @escaping @Sendable (URLRequest) -> Void) {
+        let proceed: @Sendable (CachedResponse?) -> Void = { entry in
+            guard core.phase == .running else { return }
+            plan.remember(entry)
+            if let entry { plan.dropIfUseless(entry) }
+            switch plan.policy.read {
+            case .networkOnly:
+                network(urlRequest)
+            case .cacheElseNetwork, .cacheOnly:
+                if let entry, entry.isFresh(maxAge: plan.policy.maxAge), let raw = entry.raw(.cache) {
+                    core.finish(with: .success(raw))
+                } else if plan.policy.read == .cacheOnly {
+                    core.finish(with: .failure(.cacheMiss(url: urlRequest.url)))
+                } else {
+                    network(plan.conditional(urlRequest, on: entry))
+                }
+            case .cacheThenNetwork:
+                if let entry, entry.isFresh(maxAge: plan.policy.maxAge), let raw = entry.raw(.cache) { deliverHit?(raw) }
+                network(plan.conditional(urlRequest, on: entry))
+            }
+        }
+        if let entry = plan.cache.memoryEntry(for: plan.key) {
+            proceed(entry)
+        } else {
+            DispatchQueue.global(qos: .userInitiated).async {
+                guard core.phase == .running else { return }
+                proceed(plan.cache.diskEntry(for: plan.key))
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+extension Client {
+    /// Removes every cached response of this client (memory and disk).
+    public func clearCache() {
+        responseCache.removeAll()
+    }
+
+    /// Removes the cached response `request` would read (its key under its cache policy, or the
+    /// client's).
+    public func removeCachedResponse<Value>(for request: Request<Value>) {
+        var request = request
+        if (request.cachePolicy ?? configuration.cachePolicy).isActive == false { request.cachePolicy = CachePolicy(write: .both) }
+        guard let urlRequest = try? RequestBuilder.makeURLRequest(request, configuration: configuration),
+              let plan = cachePlan(for: request, urlRequest) else { return }
+        responseCache.remove(plan.key)
+    }
+
+    /// Removes every cached response for `url` (absolute, or relative to the base URL), whatever
+    /// its query, method, body or key headers.
+    /// - Returns: How many entries were removed.
+    @discardableResult
+    public func removeCachedResponses(url: String) -> Int {
+        guard let urlRequest = try? RequestBuilder.makeURLRequest(Request<Data>(url), configuration: configuration),
+              let absolute = urlRequest.url, let prefix = CacheKey.prefix(for: absolute) else { return 0 }
+        return responseCache.remove(prefix: prefix)
+    }
+
+    /// Bytes of cached responses (the disk cache's size, or the memory cache's when there is no
+    /// disk cache).
+    public var cacheSize: Int64 {
+        responseCache.totalSize()
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import TernCache
+
+/// A client's response cache: a `MemoryCache` of decoded entries in front of a `DiskCache`
+/// (opened on first use; if it cannot be opened, the cache works from memory and says so once on
+/// standard error). Cache failures never fail a request: a read that fails is a miss, a write
+/// that fails is skipped.
+/// Thread safety: safe to use from any thread.
+final class ResponseCache: Sendable {
+    private enum Disk {
+        case unopened
+        case open(DiskCache)
+        case unavailable
+    }
+
+    let memory: MemoryCache<String, CachedResponse>
+    let directory: URL
+    private let diskLimit: Int64
+    private let disk = Locked(Disk.unopened)
+
+    init(directory: URL, memoryLimit: Int, diskLimit: Int64) {
+        memory = MemoryCache(costLimit: memoryLimit)
+        self.directory = directory
+        self.diskLimit = diskLimit
+    }
+
+    /// `<user caches>/Tern/<host of the base URL, or "default">`.
+    static func defaultDirectory(baseURL: String?) -> URL {
+        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        let host = baseURL.flatMap { URL(string: $0)?.host } ?? "default"
+        return caches.appendingPathComponent("Tern").appendingPathComponent(host.isEmpty ? "default" : host)
+    }
+
+    /// The disk level, opened on first use.
+    private var diskCache: DiskCache? {
+        disk.withLock { state -> DiskCache? in
+            switch state {
+            case .open(let cache): return cache
+            case .unavailable: return nil
+            case .unopened:
+                var configuration = DiskCache.Configuration()
+                configuration.sizeLimit = diskLimit
+                do {
+                    let cache = try DiskCache.open(directory, configuration: configuration)
+                    state = .open(cache)
+                    return cache
+                } catch {
+                    FileHandle.standardError.write(Data("Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory only\n".utf8))
+                    state = .unavailable
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// The memory entry for `key`, if any.
+    func memoryEntry(for key: CacheKey) -> CachedResponse? {
+        memory.value(forKey: key.stored).flatMap { $0.keyText == key.text ? $0 : nil }
+    }
+
+    /// The disk entry for `key`, copied into memory; blocking, so call it off the main thread.
+    func diskEntry(for key: CacheKey) -> CachedResponse? {
+        guard let entry = try? diskCache?.entry(forKey: key.stored), let metadata = entry.extendedData,
+              let response = CachedResponse(body: entry.data, metadata: metadata), response.keyText == key.text else { return nil }
+        memory.setValue(response, forKey: key.stored, cost: response.body.count)
+        return response
+    }
+
+    /// Stores `response` in the levels asked for and removes it from the others.
+    func store(_ response: CachedResponse, for key: CacheKey, in write: CachePolicy.Write) {
+        if write.contains(.memory) {
+            memory.setValue(response, forKey: key.stored, cost: response.body.count)
+        } else {
+            memory.removeValue(forKey: key.stored)
+        }
+        if write.contains(.disk) {
+            try? diskCache?.setData(response.body, forKey: key.stored, extendedData: response.metadata)
+        } else {
+            try? diskCache?.removeData(forKey: key.stored)
+        }
+    }
+
+    /// Removes the entry for `key` from both levels.
+    func remove(_ key: CacheKey) {
+        memory.removeValue(forKey: key.stored)
+        try? diskCache?.removeData(forKey: key.stored)
+    }
+
+    /// Removes every entry whose stored key starts with `prefix`.
+    func remove(prefix: String) -> Int {
+        let inMemory = memory.keysByRecency.filter { $0.hasPrefix(prefix) }
+        inMemory.forEach { memory.removeValue(forKey: $0) }
+        let onDisk = (try? diskCache?.removeData(forKeysWithPrefix: prefix)) ?? 0
+        return max(inMemory.count, onDisk)
+    }
+
+    /// Empties both levels.
+    func removeAll() {
+        memory.removeAll()
+        try? diskCache?.removeAll()
+    }
+
+    /// Bytes held: the disk level's values, or the memory level's when there is no disk.
+    func totalSize() -> Int64 {
+        if let size = try? diskCache?.totalSize() { return max(size, Int64(memory.totalCost)) }
+        return Int64(memory.totalCost)
+    }
+}
