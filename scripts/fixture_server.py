@@ -16,6 +16,8 @@ Loopback only. Endpoints (all GET unless noted):
   /slow-pattern?n=N&chunk=C&interval=I  /pattern with Content-Length, C bytes at a time, I seconds apart
   /counted?key=K&seconds=S  counts a request under K, waits S seconds, answers {"key": K, "n": count}
   /count?key=K              how many /counted requests K has received: {"key": K, "count": N}
+  /cached?key=K&etag=E&lm=1&cc=C&code=N  a cacheable JSON resource (see _cached), counted under K
+  /cached-state?key=K&state=up|503|reset  makes /cached?key=K answer normally, 503, or reset
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
 """
 import argparse
@@ -29,6 +31,7 @@ from urllib.parse import urlparse, parse_qs
 
 
 COUNTS = {}
+STATES = {}
 COUNTS_LOCK = threading.Lock()
 
 
@@ -128,6 +131,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(interval)
             return
+        if route == "/cached":
+            return self._cached(q)
+        if route == "/cached-state":
+            with COUNTS_LOCK:
+                STATES[q.get("key", "")] = q.get("state", "up")
+            return self._send(200, b'{"ok": true}')
         if route == "/counted":
             key = q.get("key", "")
             with COUNTS_LOCK:
@@ -143,6 +152,44 @@ class Handler(BaseHTTPRequestHandler):
         if route == "/echo":
             return self._echo()
         self._send(404, b'{"error": "no such fixture"}')
+
+    def _cached(self, q):
+        # A cacheable resource: counts requests under K and conditional ones under "K:304"; with
+        # etag=E it sends ETag "E" and answers If-None-Match "E" with 304; lm=1 adds Last-Modified;
+        # cc=... sets Cache-Control; /cached-state?key=K&state=503|reset|up breaks or mends it.
+        key = q.get("key", "")
+        etag = q.get("etag")
+        with COUNTS_LOCK:
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            n = COUNTS[key]
+            state = STATES.get(key, "up")
+        if state == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
+        if state == "503":
+            return self._send(503, b'{"error": "down"}')
+        extra = {}
+        if etag:
+            extra["ETag"] = '"%s"' % etag
+        if q.get("lm"):
+            extra["Last-Modified"] = "Wed, 21 Oct 2015 07:28:00 GMT"
+        if q.get("cc"):
+            extra["Cache-Control"] = q["cc"]
+        conditional = self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since")
+        if conditional:
+            with COUNTS_LOCK:
+                COUNTS[key + ":304"] = COUNTS.get(key + ":304", 0) + 1
+            if (etag and self.headers.get("If-None-Match") == '"%s"' % etag) or (q.get("lm") and self.headers.get("If-Modified-Since")):
+                self.send_response(304)
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+        body = json.dumps({"key": key, "n": n, "code": int(q.get("code", "0")), "q": q.get("q", "")}).encode()
+        return self._send(200, body, extra=extra)
 
     def _echo(self):
         parsed = urlparse(self.path)

@@ -6,8 +6,9 @@ import Foundation
 /// parameters left out), the body (form pairs sorted, JSON objects with sorted keys, ignored
 /// parameters left out; other bodies as bytes) and the headers the policy names (lowercased,
 /// sorted), then the policy's transform. The stored key is
-/// `<hash of the URL without query>-<hash of the text>`: entries of one endpoint share a prefix,
-/// so `Client.removeCachedResponses(url:)` is one range delete. The text is stored with the entry
+/// `<hash of the URL without query>-<hash of the text>` (the transform applies to both): entries
+/// of one endpoint share a prefix, so `Client.removeCachedResponses(url:)` is one range delete
+/// (for keys built without a transform). The text is stored with the entry
 /// and compared on read, so a hash collision is a miss, never someone else's response.
 struct CacheKey: Sendable, Equatable {
     let text: String
@@ -28,9 +29,13 @@ struct CacheKey: Sendable, Equatable {
         for name in policy.keyHeaders.map({ $0.lowercased() }).sorted() {
             text += "\(name): \(request.value(forHTTPHeaderField: name) ?? "")\n"
         }
-        if let transform = policy.keyTransform { text = transform(text) }
+        var prefix = endpoint
+        if let transform = policy.keyTransform {
+            text = transform(text)
+            prefix = transform(endpoint)
+        }
         self.text = text
-        stored = Self.hex(Self.fnv1a(endpoint)) + "-" + Self.hex(Self.fnv1a(text))
+        stored = Self.hex(Self.fnv1a(prefix)) + "-" + Self.hex(Self.fnv1a(text))
     }
 
     /// The key prefix shared by every entry of `url` (its query ignored).

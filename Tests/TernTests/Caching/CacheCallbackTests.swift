@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Cache hits through the closure, delegate and async APIs, their timing, and cancellation.
+@Suite struct CacheCallbackTests {
+    let thenNetwork = CachePolicy(read: .cacheThenNetwork, write: .both)
+
+    final class CacheDelegate: RequestDelegate, @unchecked Sendable {
+        // Sendable: `events` is only touched under its own lock.
+        let events = Locked([String]())
+        var done: (@Sendable () -> Void)?
+        func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) {
+            events.withLock { $0.append("success \(response.source)") }
+            done?()
+        }
+        func request(_ request: RequestHandle, didFailWith error: TernError) {
+            events.withLock { $0.append("failure") }
+            done?()
+        }
+        func request(_ request: RequestHandle, didHitCacheWith response: Response<any Sendable>) {
+            events.withLock { $0.append("hit \(response.source)") }
+        }
+    }
+
+    @Test func theDelegateHearsTheHitThenTheResult() async throws {
+        let key = Fixture.uniqueKey("delegate")
+        let client = try CacheFixture.client(thenNetwork)
+        _ = try await client.send(CacheFixture.resource(key))
+        let delegate = CacheDelegate()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            delegate.done = { continuation.resume() }
+            client.send(CacheFixture.resource(key), delegate: delegate, queue: .immediate)
+        }
+        #expect(delegate.events.withLock { $0 } == ["hit cache", "success network"])
+    }
+
+    @Test func theAsyncStreamYieldsTheCachedThenTheFreshResponse() async throws {
+        let key = Fixture.uniqueKey("stream")
+        let client = try CacheFixture.client(thenNetwork)
+        var first: [ResponseSource] = []
+        for try await response in client.responses(for: CacheFixture.resource(key)) { first.append(response.source) }
+        #expect(first == [.network])
+        var second: [Int] = []
+        for try await response in client.responses(for: CacheFixture.resource(key)) { second.append(response.json["n"]?.int ?? 0) }
+        #expect(second == [1, 2])
+    }
+
+    @Test func plainAwaitReturnsTheFirstAcceptableResponse() async throws {
+        let key = Fixture.uniqueKey("await")
+        let client = try CacheFixture.client(thenNetwork)
+        #expect(try await client.send(CacheFixture.resource(key)).source == .network)
+        let cached = try await client.send(CacheFixture.resource(key))
+        #expect(cached.source == .cache && cached.json["n"]?.int == 1)
+        // The network call went on and refreshed the entry.
+        let deadline = Date().addingTimeInterval(5)
+        while try await CacheFixture.hits(key).all < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try await client.send(CacheFixture.resource(key).caching(CachePolicy(read: .cacheOnly))).json["n"]?.int == 2)
+    }
+
+    static let serial = DispatchQueue(label: "cache-callback-tests")
+
+    @Test(arguments: ["main", "serial queue"])
+    func aMemoryHitIsNeverDeliveredInsideSend(on queueName: String) async throws {
+        // The callback queue is the queue `send` is called on: the hit must wait for send to return.
+        let (dispatch, queue) = queueName == "main" ? (DispatchQueue.main, CallbackQueue.main) : (Self.serial, .queue(Self.serial))
+        let key = Fixture.uniqueKey("inside")
+        let client = try CacheFixture.client(CachePolicy(read: .cacheElseNetwork, write: .memory))
+        _ = try await client.send(CacheFixture.resource(key))
+        let returned = Locked(false)
+        let deliveredAfterReturn = await withCheckedContinuation { continuation in
+            dispatch.async {
+                client.send(CacheFixture.resource(key), queue: queue) { result in
+                    continuation.resume(returning: returned.withLock { $0 } && (try? result.get().source) == .cache)
+                }
+                returned.withLock { $0 = true }
+            }
+        }
+        #expect(deliveredAfterReturn)
+    }
+
+    @Test func cancellingDuringADiskReadEndsTheRequestCleanly() async throws {
+        let key = Fixture.uniqueKey("cancel")
+        let directory = CacheFixture.directory()
+        let policy = CachePolicy(read: .cacheElseNetwork, write: .disk)
+        _ = try await CacheFixture.client(policy, directory: directory).send(CacheFixture.resource(key))
+        let client = try CacheFixture.client(policy, directory: directory)   // empty memory: the read goes to disk
+        let outcomes = Outcomes()
+        for index in 0..<20 {
+            let handle = client.send(CacheFixture.resource(key).caching(policy).repeating(.allow)) { result in
+                outcomes.record(index, result)
+            }
+            if index.isMultiple(of: 2) { handle.cancel() }
+        }
+        await outcomes.wait(for: 20)
+        try await Task.sleep(for: .milliseconds(200))
+        var cancelled = 0
+        for index in 0..<20 {
+            let results = outcomes.of(index)
+            #expect(results.count == 1, "request \(index) got \(results.count) callbacks")
+            let wasCancelled = results.first?.failure?.isCancelled == true
+            if wasCancelled { cancelled += 1 }
+            // A cancel that comes after the disk read delivered is too late: the hit stands.
+            #expect(wasCancelled || (try? results.first?.get().source) == .cache, "request \(index): \(results)")
+            if !index.isMultiple(of: 2) { #expect(!wasCancelled) }
+        }
+        #expect(cancelled >= 1, "cancel() right after send lands during the disk read")
+        #expect(try await CacheFixture.hits(key).all == 1, "hits came from the disk cache")
+    }
+
+    @Test func cancelOlderAppliesWhileTheCacheIsRead() async throws {
+        // A 4 MB entry takes milliseconds to read from disk: the second send comes during the first's read.
+        let directory = CacheFixture.directory()
+        let policy = CachePolicy(read: .cacheElseNetwork, write: .disk)
+        let big = Request<Data>("pattern", query: ["n": 4_000_000, "tag": Fixture.uniqueKey("older")])
+        _ = try await CacheFixture.client(policy, directory: directory).send(big)
+        let client = try CacheFixture.client(policy, directory: directory)
+        let results = Locked([Int: Result<Response<Data>, TernError>]())
+        let done = Counter()
+        for index in 0..<2 {
+            client.send(big.repeating(.cancelOlder, key: "search")) { result in
+                results.withLock { $0[index] = result }
+                done.increment()
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while done.count < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        let older = results.withLock { $0[0] }, newer = results.withLock { $0[1] }
+        #expect(older?.failure.map { if case .cancelled(.superseded) = $0 { true } else { false } } == true, "\(String(describing: older))")
+        #expect(try newer?.get().source == .cache && newer?.get().data.count == 4_000_000)
+    }
+}

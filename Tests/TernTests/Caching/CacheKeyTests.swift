@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// What the cache key is made of, the store predicate, `no-store`, and cache management.
+@Suite struct CacheKeyTests {
+    let policy = CachePolicy(read: .cacheElseNetwork, write: .both)
+
+    @Test func listedHeadersSplitEntriesAndUnlistedOnesDoNot() async throws {
+        let key = Fixture.uniqueKey("headers")
+        var keyed = policy
+        keyed.keyHeaders = ["Accept-Language"]
+        let client = try CacheFixture.client(keyed)
+        var chinese = CacheFixture.resource(key)
+        chinese.headers = ["Accept-Language": "zh-CN", "X-Trace": "1"]
+        var english = chinese
+        english.headers = ["Accept-Language": "en", "X-Trace": "1"]
+        var otherTrace = chinese
+        otherTrace.headers["X-Trace"] = "2"
+        _ = try await client.send(chinese)
+        #expect(try await client.send(english).source == .network, "a listed header is part of the key")
+        #expect(try await client.send(otherTrace).source == .cache, "an unlisted header is not")
+        #expect(try await CacheFixture.hits(key).all == 2)
+    }
+
+    @Test func queryOrderIgnoredParametersNamespacesAndTransforms() async throws {
+        let key = Fixture.uniqueKey("parts")
+        var ignoring = policy
+        ignoring.ignoredParameters = ["ts"]
+        let client = try CacheFixture.client(ignoring)
+        _ = try await client.send(Request<JSON>("cached?ts=1&key=\(key)&q=a"))
+        #expect(try await client.send(Request<JSON>("cached?q=a&key=\(key)&ts=2")).source == .cache, "order and ts ignored")
+        #expect(try await client.send(Request<JSON>("cached?q=b&key=\(key)&ts=2")).source == .network, "q is part of the key")
+        var upgraded = ignoring
+        upgraded.namespace = "app 2.0"
+        #expect(try await client.send(Request<JSON>("cached?q=a&key=\(key)").caching(upgraded)).source == .network,
+                "a new namespace misses every old entry")
+        var everyQueryAlike = policy
+        everyQueryAlike.keyTransform = { $0.replacingOccurrences(of: #"q=[a-z]"#, with: "q=*", options: .regularExpression) }
+        _ = try await client.send(Request<JSON>("cached?key=\(key)&q=x").caching(everyQueryAlike))
+        #expect(try await client.send(Request<JSON>("cached?key=\(key)&q=y").caching(everyQueryAlike)).source == .cache)
+    }
+
+    @Test func postBodiesArePartOfTheKeyAndThePredicateDecidesWhatIsStored() async throws {
+        // httpbin echoes the JSON body under "json": only answers whose code is 0 are stored.
+        var onlySuccess = policy
+        onlySuccess.shouldStore = { candidate in candidate.json?["json"]?["code"]?.int == 0 }
+        let client = try CacheFixture.client(onlySuccess, base: TestServers.httpbin())
+        let nonce = UUID().uuidString
+        let good = Request<JSON>("anything", method: .post, body: .json(["code": 0, "nonce": nonce]))
+        let bad = Request<JSON>("anything", method: .post, body: .json(["code": 1, "nonce": nonce]))
+        #expect(try await client.send(good).source == .network)
+        #expect(try await client.send(good).source == .cache)
+        #expect(try await client.send(bad).source == .network)
+        #expect(try await client.send(bad).source == .network, "code 1 was not stored")
+        // The predicate sees the decoded value too.
+        var byValue = policy
+        byValue.shouldStore = { ($0.value as? JSON)?["json"]?["code"]?.int == 1 }
+        let other = Request<JSON>("anything", method: .post, body: .json(["code": 1, "nonce": nonce + "v"])).caching(byValue)
+        _ = try await client.send(other)
+        #expect(try await client.send(other).source == .cache)
+    }
+
+    @Test func noStoreResponsesAreNeverStored() async throws {
+        let key = Fixture.uniqueKey("nostore")
+        let client = try CacheFixture.client(policy)
+        _ = try await client.send(CacheFixture.resource(key, cacheControl: "no-store"))
+        #expect(try await client.send(CacheFixture.resource(key, cacheControl: "no-store")).source == .network)
+        #expect(try await CacheFixture.hits(key).all == 2)
+    }
+
+    @Test func uploadsAndOtherMethodsAreNeverCached() async throws {
+        let client = try CacheFixture.client(policy, base: TestServers.httpbin())
+        let upload = Request<JSON>("anything", method: .post, body: .data(Data("raw".utf8), contentType: "application/octet-stream"))
+        _ = try await client.send(upload)
+        #expect(try await client.send(upload).source == .network)
+        let put = Request<JSON>("anything", method: .put, body: .json(["a": 1]))
+        _ = try await client.send(put)
+        #expect(try await client.send(put).source == .network)
+    }
+
+    @Test func clearingByRequestByURLAndEverything() async throws {
+        let key = Fixture.uniqueKey("manage")
+        let client = try CacheFixture.client(policy)
+        let plain = CacheFixture.resource(key)
+        var withQuery = plain
+        withQuery.query["q"] = "other"
+        _ = try await client.send(plain)
+        _ = try await client.send(withQuery)
+        _ = try await client.send(Request<JSON>("json", query: ["n": 2]))
+        #expect(client.cacheSize > 0)
+        client.removeCachedResponse(for: plain)
+        #expect(try await client.send(plain).source == .network)
+        #expect(client.removeCachedResponses(url: "cached") == 2, "every query of /cached")
+        #expect(try await client.send(withQuery).source == .network)
+        #expect(try await client.send(Request<JSON>("json", query: ["n": 2])).source == .cache)
+        client.clearCache()
+        #expect(client.cacheSize == 0)
+        #expect(try await client.send(Request<JSON>("json", query: ["n": 2])).source == .network)
+    }
+}
