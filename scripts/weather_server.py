@@ -59,7 +59,7 @@ def main():
                 if entry is None:
                     return self.answer(404, {"code": 404, "message": "unknown city"})
                 if url.path == "/v1/weather":
-                    return self.answer(200, {"code": 0, "city": entry["city"]})
+                    return self.answer(200, {"code": 0, "city": entry["city"], "observed": time.strftime("%H:%M:%S")})
                 return self.answer(200, entry)
             if url.path == "/v1/search":
                 text = query.get("q", "").lower()

@@ -15,7 +15,7 @@ enum EmbeddedWeatherServer {
         let stubs = StubTransport()
         stubs.stub(.get("/v1/weather")) { request in
             guard let city = city(in: request) else { return unknownCity() }
-            return StubResponse.json(WeatherReply(code: 0, city: city)).delayed(by: latency())
+            return StubResponse.json(WeatherReply(code: 0, city: city, observed: WeatherReply.now())).delayed(by: latency())
         }
         stubs.stub(.get("/v1/forecast")) { request in
             guard let city = city(in: request) else { return unknownCity() }

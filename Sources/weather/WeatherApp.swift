@@ -7,32 +7,63 @@ struct WeatherApp {
     let favourites: Favourites
     let isOffline: Bool
 
-    /// Home: the favourites' current weather, fetched concurrently, in favourites order.
+    /// Home: the favourites' current weather, fetched concurrently, cache then network. Cached
+    /// values (from the last run) are printed at once and marked; the fresh ones follow. When the
+    /// server cannot be reached, the cached values are shown marked as stale.
     func home() async -> Int32 {
         print(isOffline ? "Tern weather — offline demo data (use --base-url URL for a real server)" : "Tern weather — \(api.configuration.baseURL ?? "")")
-        print("")
-        print("  " + Self.padded("Favourites", to: 30) + " Now    Weather")
         let ids = favourites.load()
         let started = Date()
-        let lines = await withTaskGroup(of: (Int, String).self) { group in
+        let screens = HomeScreens(count: ids.count)
+        await withTaskGroup(of: Void.self) { group in
             for (index, id) in ids.enumerated() {
                 group.addTask {
                     do {
-                        let city = try await api.send(Request<WeatherReply>("v1/weather", query: ["city": id]).tagged("home")).value.city
-                        return (index, Self.row(city))
+                        for try await response in api.responses(for: Self.currentWeather(id)) {
+                            let reply = response.value
+                            let row = Self.row(reply.city, conditionWidth: 18) + (reply.observed ?? "--:--:--") + Self.marker(response.source)
+                            screens.record(index, row, final: response.source != .cache)
+                        }
                     } catch {
-                        return (index, "\(id): \(Self.explain(error))")
+                        screens.record(index, "\(id): \(Self.explain(error))", final: true)
                     }
                 }
             }
-            var collected: [(Int, String)] = []
-            for await line in group { collected.append(line) }
-            return collected.sorted { $0.0 < $1.0 }.map(\.1)
+            // The cached screen, once every city has a cached value or its final answer.
+            if let cached = await screens.firstScreen() {
+                print("")
+                print("  " + Self.padded("Favourites (cached)", to: 30) + " Now    " + Self.padded("Weather", to: 18) + "observed")
+                cached.forEach { print("  " + $0) }
+            }
         }
-        lines.forEach { print("  " + $0) }
         print("")
-        print(String(format: "%d cities refreshed concurrently in %.0f ms", lines.count, Date().timeIntervalSince(started) * 1000))
+        print("  " + Self.padded("Favourites", to: 30) + " Now    " + Self.padded("Weather", to: 18) + "observed")
+        let rows = screens.finalRows()
+        rows.forEach { print("  " + $0) }
+        print("")
+        let stale = rows.filter { $0.hasSuffix(Self.marker(.stale)) }.count
+        if stale > 0 {
+            print("The weather server is unreachable: \(stale) of \(rows.count) cities show cached data (stale).")
+        } else {
+            print(String(format: "%d cities refreshed concurrently in %.0f ms", rows.count, Date().timeIntervalSince(started) * 1000))
+        }
         return 0
+    }
+
+    /// The current weather of one city: cache then network, stored in memory and on disk, and
+    /// served stale when the network fails.
+    static func currentWeather(_ id: String) -> Request<WeatherReply> {
+        Request<WeatherReply>("v1/weather", query: ["city": id]).tagged("home")
+            .caching(CachePolicy(read: .cacheThenNetwork, write: .both, maxAge: 24 * 3600, servesStaleOnError: true))
+    }
+
+    /// How a row says where its value came from.
+    static func marker(_ source: ResponseSource) -> String {
+        switch source {
+        case .cache: "  · cached"
+        case .stale: "  · stale"
+        case .network, .revalidated: ""
+        }
     }
 
     /// Search: cities whose name, pinyin or province match `text`. A newer search cancels an
@@ -99,8 +130,10 @@ struct WeatherApp {
         }
     }
 
-    static func row(_ city: City) -> String {
-        padded("\(city.name) \(city.pinyin) (\(city.province))", to: 30) + String(format: "%4d°C  ", city.temperature) + city.condition
+    /// A city's line; with `conditionWidth`, the condition is padded so that a column can follow.
+    static func row(_ city: City, conditionWidth: Int? = nil) -> String {
+        padded("\(city.name) \(city.pinyin) (\(city.province))", to: 30) + String(format: "%4d°C  ", city.temperature)
+            + (conditionWidth.map { padded(city.condition, to: $0) } ?? city.condition)
     }
 
     /// `text` padded with spaces to `columns` terminal columns; CJK characters take two.

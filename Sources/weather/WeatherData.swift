@@ -20,6 +20,15 @@ struct City: Codable, Sendable {
 struct WeatherReply: Codable, Sendable {
     let code: Int
     let city: City
+    /// When the server observed it (local "HH:mm:ss"), so a cached answer shows its age.
+    var observed: String?
+
+    /// The observation time for a reply made now.
+    static func now() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: Date())
+    }
 }
 
 /// One day of a forecast.

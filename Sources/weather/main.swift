@@ -34,6 +34,8 @@ let radarFile = option("--output").map { URL(fileURLWithPath: $0) }
 let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuration in
     configuration.timeout = 10
     configuration.callbackQueue = .immediate
+    // Responses are cached beside the favourites (the home screen reads them first).
+    configuration.cacheDirectory = Favourites(directory: dataDirectory).file.deletingLastPathComponent().appendingPathComponent("cache")
     if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
 }
 let app = WeatherApp(api: api, favourites: Favourites(directory: dataDirectory), isOffline: baseURL == nil)

@@ -83,13 +83,33 @@ import Testing
     }
 
     @Test func homeScreenShowsTheFavouritesOffline() async throws {
-        let (status, output) = try await Self.run(["--data-dir", Self.dataDirectory()])
+        let data = ["--data-dir", Self.dataDirectory()]
+        let (status, output) = try await Self.run(data)
         #expect(status == 0, "\(output)")
         #expect(output.contains("offline demo data"))
         for city in ["北京 Beijing", "上海 Shanghai", "广州 Guangzhou", "哈尔滨 Harbin"] {
             #expect(output.contains(city), "missing \(city) in:\n\(output)")
         }
         #expect(output.contains("4 cities refreshed concurrently"))
+        #expect(!output.contains("(cached)"), "nothing was cached yet:\n\(output)")
+        // Second launch: cached values first, marked, then the fresh ones.
+        let again = try await Self.run(data).output
+        let cached = try #require(again.range(of: "Favourites (cached)"), "\(again)")
+        let fresh = try #require(again.range(of: "Favourites ", range: cached.upperBound..<again.endIndex), "\(again)")
+        #expect(again[cached.upperBound..<fresh.lowerBound].components(separatedBy: "· cached").count == 5, "\(again)")
+        #expect(!again[fresh.upperBound...].contains("· cached") && again.contains("4 cities refreshed"))
+    }
+
+    @Test func anUnreachableServerShowsCachedDataMarkedStale() async throws {
+        let server = try await Self.startServer()
+        let arguments = ["--base-url", server.url, "--data-dir", Self.dataDirectory()]
+        #expect(try await Self.run(arguments).output.contains("4 cities refreshed"))
+        await Self.stop(server.process)
+        let (status, output) = try await Self.run(arguments)
+        #expect(status == 0, "\(output)")
+        let finalScreen = try #require(output.components(separatedBy: "Favourites ").last)
+        #expect(finalScreen.components(separatedBy: "· stale").count == 5, "\(output)")
+        #expect(output.contains("The weather server is unreachable: 4 of 4 cities show cached data (stale)."), "\(output)")
     }
 
     @Test(arguments: [false, true])
