@@ -57,4 +57,4 @@ fi
 echo "== building tern-bench (release)" >&2
 swift build -c release --product tern-bench >&2
 echo "== nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port; $(nproc) cores" >&2
-.build/release/tern-bench --base-url "http://127.0.0.1:$port" "$@"
+${TERN_BENCH_WRAPPER:-} .build/release/tern-bench --base-url "http://127.0.0.1:$port" "$@"

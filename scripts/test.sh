@@ -68,6 +68,13 @@ if [ $# -eq 0 ]; then
     bash scripts/bench.sh --quick --json >"$logs/bench.jsonl"
     python3 scripts/check_bench_output.py "$logs/bench.jsonl"
 
+    echo "== tern-bench --cache-hits smoke run (nginx): memory hit, disk hit, network round trip"
+    bash scripts/bench.sh --cache-hits --quick >"$logs/cache-hits.md"
+    for row in "memory-cache hit" "disk-cache hit" "network round trip"; do
+        grep -q "| $row.* | cache\|| $row.* | network" "$logs/cache-hits.md" \
+            || { echo "cache-hit benchmark output lacks \"$row\"" >&2; cat "$logs/cache-hits.md" >&2; exit 1; }
+    done
+
     echo "== tern-bench --cache smoke run (a tenth of the work, one round): every contender reports"
     swift build -c release --product tern-bench >/dev/null
     "$(swift build -c release --show-bin-path)/tern-bench" --cache --quick --rounds 1 >"$logs/cache-bench.md"

@@ -17,6 +17,7 @@ struct Options {
     var variants = false
     var cache = false
     var cacheOnly: String?
+    var cacheHits = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -31,6 +32,7 @@ struct Options {
             case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--cache-hits": cacheHits = true
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             default:
                 FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
@@ -60,6 +62,12 @@ if options.micro {
 // Cache mode: TernCache against NSCache, a locked Dictionary, raw SQLite and plain files.
 if options.cache {
     CacheBench.run(rounds: options.rounds, scale: options.scale, only: options.cacheOnly)
+    exit(0)
+}
+
+// Cache-hit latency: memory hit, disk hit and network round trip, send to callback.
+if options.cacheHits {
+    CacheHits.run(baseURL: options.baseURL, count: options.count(5_000))
     exit(0)
 }
 

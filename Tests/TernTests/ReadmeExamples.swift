@@ -102,6 +102,26 @@ func readmeProgress(weatherAPI: Client) async throws -> Data {
     return image
 }
 
+func readmeCachePolicy(weatherAPI: Client) async throws {
+    let forecastPolicy = CachePolicy(
+        read: .cacheThenNetwork,              // cached value first, then the network's
+        write: .both,                         // memory and disk
+        maxAge: 600,                          // seconds; 0 = never expires
+        keyHeaders: ["Accept-Language"],      // headers that make a different entry
+        ignoredParameters: ["ts", "nonce"],   // parameters that do not
+        namespace: "app-2.3",                 // a new version misses every old entry
+        shouldStore: { $0.json?["code"]?.int == 0 },   // only business successes
+        servesStaleOnError: true)             // offline: the cached value, marked .stale
+    let forecast = Request<JSON>("forecast", query: ["city": "101010100"]).caching(forecastPolicy)
+
+    weatherAPI.send(forecast, cached: { cached in show(cached.json) }, completion: { result in
+        if case .success(let fresh) = result { show(fresh.json) }   // fresh.source: .network, .revalidated or .stale
+    })
+    for try await response in weatherAPI.responses(for: forecast) { show(response.json) }
+    let first = try await weatherAPI.send(forecast)   // the first acceptable: cached if fresh, else network
+    _ = first
+}
+
 struct Forecast: Codable, Sendable {
     let highs: [Int]
 }

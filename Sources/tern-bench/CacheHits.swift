@@ -1,0 +1,95 @@
+import Foundation
+import Tern
+
+/// `tern-bench --cache-hits`: latency from `send` to the callback of a memory-cache hit, a
+/// disk-cache hit and a network round trip to the local server, for the same 1 KB request (raw
+/// `Data`: decoding is the serializer's cost, not the cache's), one request at a time. Prints
+/// p50, p90 and p99 in µs.
+enum CacheHits {
+    static func run(baseURL: String, count: Int) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-hits-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func client(_ policy: CachePolicy, _ name: String, memoryLimit: Int = 16 << 20) -> Client {
+            Client(baseURL: baseURL) {
+                $0.callbackQueue = .immediate
+                $0.cachePolicy = policy
+                $0.cacheDirectory = directory.appendingPathComponent(name)
+                $0.memoryCacheLimit = memoryLimit
+            }
+        }
+        let request = Request<Data>("1k.json")
+        let memory = client(CachePolicy(read: .cacheElseNetwork, write: .memory), "memory")
+        // No memory level: a disk hit would otherwise be promoted to memory and measured as one.
+        let disk = client(CachePolicy(read: .cacheElseNetwork, write: .disk), "disk", memoryLimit: 0)
+        let network = client(.disabled, "network")
+        // Fill the caches (and warm the connection) first.
+        for client in [memory, disk, network] { _ = latency(client, request) }
+
+        print("| path (1 KB body) | p50 µs | p90 µs | p99 µs | source |")
+        print("|---|---:|---:|---:|---|")
+        for (name, client) in [("memory-cache hit", memory), ("disk-cache hit", disk), ("network round trip (nginx, loopback)", network)] {
+            let (samples, sources) = chained(client, request, count: count)
+            print(String(format: "| %@ | %.1f | %.1f | %.1f | %@ |", name as NSString, samples.percentile(50), samples.percentile(90),
+                         samples.percentile(99), sources.sorted().joined(separator: ", ") as NSString))
+        }
+    }
+
+    /// Like an app on its main queue: each request is sent from a serial queue with that queue as
+    /// its callback queue, and the callback sends the next one. Returns each send-to-callback time
+    /// in µs. (A thread blocked on a semaphore would add its own wake-up to every sample.)
+    private static func chained(_ client: Client, _ request: Request<Data>, count: Int) -> ([Double], Set<String>) {
+        let queue = DispatchQueue(label: "tern-bench.app")
+        let done = DispatchSemaphore(value: 0)
+        let results = Results()
+        @Sendable func next(_ remaining: Int) {
+            guard remaining > 0 else { done.signal(); return }
+            let start = now()
+            client.send(request, queue: .queue(queue)) { outcome in
+                results.add((now() - start) * 1e6, outcome.map { "\($0.source)" }.mapError { $0 }.description)
+                next(remaining - 1)
+            }
+        }
+        queue.async { next(count) }
+        done.wait()
+        return results.value
+    }
+
+    /// Seconds from `send` to its callback, and where the response came from.
+    private static func latency(_ client: Client, _ request: Request<Data>) -> (Double, String) {
+        let done = DispatchSemaphore(value: 0)
+        let result = Box()
+        let start = now()
+        client.send(request) { outcome in
+            result.set(now() - start, outcome.map { "\($0.source)" }.mapError { $0 }.description)
+            done.signal()
+        }
+        done.wait()
+        return result.value
+    }
+}
+
+/// Samples collected on the benchmark's serial queue.
+// Sendable: only touched on that queue, then read after the semaphore wait.
+private final class Results: @unchecked Sendable {
+    private(set) var value: ([Double], Set<String>) = ([], [])
+    func add(_ microseconds: Double, _ source: String) {
+        value.0.append(microseconds)
+        value.1.insert(source)
+    }
+}
+
+/// A result handed from a callback to the waiting thread.
+// Sendable: written once by the callback before the semaphore is signalled, read after the wait.
+private final class Box: @unchecked Sendable {
+    private(set) var value: (Double, String) = (0, "")
+    func set(_ seconds: Double, _ source: String) { value = (seconds, source) }
+}
+
+extension Result where Success == String {
+    fileprivate var description: String {
+        switch self {
+        case .success(let source): source
+        case .failure(let error): "failed: \(error)"
+        }
+    }
+}
