@@ -27,8 +27,14 @@ enum CacheHits {
 
         print("| path (1 KB body) | p50 µs | p90 µs | p99 µs | source |")
         print("|---|---:|---:|---:|---|")
-        for (name, client) in [("memory-cache hit", memory), ("disk-cache hit", disk), ("network round trip (nginx, loopback)", network)] {
-            let (samples, sources) = chained(client, request, count: count)
+        let rows: [(String, Client, (Client, Int) -> ([Double], Set<String>))] = [
+            ("memory-cache hit", memory, { chained($0, request, count: $1) }),
+            ("memory-cache hit, decoded as `JSON`", memory, { chained($0, Request<JSON>("1k.json"), count: $1) }),
+            ("disk-cache hit", disk, { chained($0, request, count: $1) }),
+            ("network round trip (nginx, loopback)", network, { chained($0, request, count: $1) }),
+        ]
+        for (name, client, measure) in rows {
+            let (samples, sources) = measure(client, count)
             print(String(format: "| %@ | %.1f | %.1f | %.1f | %@ |", name as NSString, samples.percentile(50), samples.percentile(90),
                          samples.percentile(99), sources.sorted().joined(separator: ", ") as NSString))
         }
@@ -37,7 +43,7 @@ enum CacheHits {
     /// Like an app on its main queue: each request is sent from a serial queue with that queue as
     /// its callback queue, and the callback sends the next one. Returns each send-to-callback time
     /// in µs. (A thread blocked on a semaphore would add its own wake-up to every sample.)
-    private static func chained(_ client: Client, _ request: Request<Data>, count: Int) -> ([Double], Set<String>) {
+    private static func chained<Value>(_ client: Client, _ request: Request<Value>, count: Int) -> ([Double], Set<String>) {
         let queue = DispatchQueue(label: "tern-bench.app")
         let done = DispatchSemaphore(value: 0)
         let results = Results()

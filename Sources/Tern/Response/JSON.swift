@@ -21,15 +21,13 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     /// An object.
     case object([String: JSON])
 
-    /// Parses JSON text (any top-level value, fragments included).
-    /// - Throws: `TernError.decoding` with the parser's message and the data.
+    /// Parses JSON text (any top-level value, fragments included) with Tern's own parser.
+    /// - Throws: `TernError.decoding` saying what is wrong and at which byte, with the data.
     public init(data: Data) throws(TernError) {
         do {
-            self = try JSON(foundation: JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
-        } catch let error as TernError {
-            throw error
+            self = try JSONParser.parse(data)
         } catch {
-            throw .decoding(description: "invalid JSON: \(error.localizedDescription)", body: data)
+            throw .decoding(description: "invalid JSON at byte \(error.offset): \(error.reason)", body: data)
         }
     }
 

@@ -6,8 +6,9 @@ import Testing
 @Suite struct CacheCallbackTests {
     let thenNetwork = CachePolicy(read: .cacheThenNetwork, write: .both)
 
+    // Sendable: `events` is only touched under its own lock; `done` is set before the request is
+    // sent and only read by its callbacks.
     final class CacheDelegate: RequestDelegate, @unchecked Sendable {
-        // Sendable: `events` is only touched under its own lock.
         let events = Locked([String]())
         var done: (@Sendable () -> Void)?
         func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) {

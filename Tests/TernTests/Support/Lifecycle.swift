@@ -35,4 +35,5 @@ final class Outcomes: Sendable {
 }
 
 /// An object to own requests and then disappear.
+// Sendable: it has no state; only its identity and lifetime matter.
 final class Screen: @unchecked Sendable {}
