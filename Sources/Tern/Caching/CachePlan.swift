@@ -45,7 +45,9 @@ final class CachePlan: Sendable {
     func resolve(_ outcome: Result<RawResponse, TernError>) -> Result<RawResponse, TernError> {
         switch outcome {
         case .success(let raw) where raw.source == .network && raw.response.statusCode == 304:
-            guard let entry = found.withLock({ $0 }) else { return outcome }
+            // A request that joined a shared call another request made conditional has no entry
+            // of its own yet: the one in the cache is the one the 304 confirms.
+            guard let entry = found.withLock({ $0 }) ?? cache.memoryEntry(for: key) ?? cache.diskEntry(for: key) else { return outcome }
             let refreshed = entry.revalidated(by: raw.response)
             if !policy.write.isEmpty { cache.store(refreshed, for: key, in: policy.write) }
             return refreshed.raw(.revalidated).map(Result.success) ?? outcome

@@ -54,6 +54,14 @@ final class ResponseCache: Sendable {
         }
     }
 
+    /// The disk level if it is already open: writes that do not target the disk use it to
+    /// remove an older entry without opening (and creating) a disk cache for nothing.
+    private var openedDiskCache: DiskCache? {
+        disk.withLock { state in
+            if case .open(let cache) = state { cache } else { nil }
+        }
+    }
+
     /// The memory entry for `key`, if any.
     func memoryEntry(for key: CacheKey) -> CachedResponse? {
         memory.value(forKey: key.stored).flatMap { $0.keyText == key.text ? $0 : nil }
@@ -77,7 +85,7 @@ final class ResponseCache: Sendable {
         if write.contains(.disk) {
             try? diskCache?.setData(response.body, forKey: key.stored, extendedData: response.metadata)
         } else {
-            try? diskCache?.removeData(forKey: key.stored)
+            try? openedDiskCache?.removeData(forKey: key.stored)
         }
     }
 

@@ -15,10 +15,16 @@ extension Client {
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response<Value>, any Error>) in
-                    let once = ResumeOnce(continuation)
-                    let handle = perform(request, queue: .immediate, alwaysReport: true,
+                    let handle: RequestHandle
+                    if (request.cachePolicy ?? configuration.cachePolicy).read == .cacheThenNetwork {
+                        let once = ResumeOnce(continuation)
+                        handle = perform(request, queue: .immediate, alwaysReport: true,
                                          cacheHit: { _, response in once.resume(with: .success(response)) },
                                          completion: { _, result in once.resume(with: result) })
+                    } else {
+                        // One callback only: no first-of-two bookkeeping on the common path.
+                        handle = perform(request, queue: .immediate, alwaysReport: true) { _, result in continuation.resume(with: result) }
+                    }
                     slot.store(handle)
                 }
             } onCancel: {
