@@ -15,15 +15,13 @@ struct CacheKey: Sendable, Equatable {
     let stored: String
 
     init?(_ request: URLRequest, policy: CachePolicy) {
-        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         let method = request.httpMethod ?? "GET"
         let pairs = (components.percentEncodedQueryItems ?? [])
             .filter { !policy.ignoredParameters.contains($0.name.removingPercentEncoding ?? $0.name) }
             .map { "\($0.name)=\($0.value ?? "")" }
             .sorted()
-        components.percentEncodedQuery = nil
-        components.fragment = nil
-        let endpoint = components.string ?? url.absoluteString
+        let endpoint = Self.endpoint(components) ?? url.absoluteString
         var text = "\(policy.namespace)\n\(method) \(endpoint)?\(pairs.joined(separator: "&"))\n"
         text += Self.canonicalBody(request, ignoring: policy.ignoredParameters) + "\n"
         for name in policy.keyHeaders.map({ $0.lowercased() }).sorted() {
@@ -35,15 +33,22 @@ struct CacheKey: Sendable, Equatable {
             prefix = transform(endpoint)
         }
         self.text = text
-        stored = Self.hex(Self.fnv1a(prefix)) + "-" + Self.hex(Self.fnv1a(text))
+        stored = Self.prefix(ofEndpoint: prefix) + Self.hex(Self.fnv1a(text))
     }
 
     /// The key prefix shared by every entry of `url` (its query ignored).
     static func prefix(for url: URL) -> String? {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        URLComponents(url: url, resolvingAgainstBaseURL: false).flatMap(endpoint).map(prefix(ofEndpoint:))
+    }
+
+    private static func prefix(ofEndpoint endpoint: String) -> String { hex(fnv1a(endpoint)) + "-" }
+
+    /// The URL without its query and fragment.
+    private static func endpoint(_ components: URLComponents) -> String? {
+        var components = components
         components.percentEncodedQuery = nil
         components.fragment = nil
-        return components.string.map { hex(fnv1a($0)) + "-" }
+        return components.string
     }
 
     private static func canonicalBody(_ request: URLRequest, ignoring ignored: Set<String>) -> String {

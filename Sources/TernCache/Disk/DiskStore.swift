@@ -223,6 +223,11 @@ final class DiskStore {
     /// Removes the entry for `key`, if any.
     func remove(_ key: String) throws(CacheError) {
         try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, key) })
+        forget(key)
+    }
+
+    /// Drops what memory holds for a key whose row is gone (committed), and unlinks its file.
+    private func forget(_ key: String) {
         pendingAccess.removeValue(forKey: key)
         if let name = files.removeValue(forKey: key) { FileIO.remove(dataPath + "/" + name) }
     }
@@ -239,10 +244,7 @@ final class DiskStore {
         try transaction { () throws(CacheError) in
             for key in keys { try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, key) }) }
         }
-        for key in keys {
-            pendingAccess.removeValue(forKey: key)
-            if let name = files.removeValue(forKey: key) { FileIO.remove(dataPath + "/" + name) }
-        }
+        keys.forEach(forget)
         return keys.count
     }
 
@@ -304,10 +306,7 @@ final class DiskStore {
             }
         }
         // Files go after the commit: a kill in between leaves files without rows, never the reverse.
-        for entry in removed {
-            pendingAccess.removeValue(forKey: entry.key)
-            if let name = files.removeValue(forKey: entry.key) { FileIO.remove(dataPath + "/" + name) }
-        }
+        removed.forEach { forget($0.key) }
         return removed.count
     }
 
