@@ -65,8 +65,11 @@ public final class StubTransport: Transport {
         receivedRequests.filter(matcher.matches)
     }
 
-    /// Answers `request` from the matching stub on a private queue.
-    public func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+    /// Answers `transportRequest` from the matching stub on a private queue. Redirect responses
+    /// are handed back like any other (Tern follows them); a memory limit and a file destination
+    /// are honoured as a real transport honours them.
+    public func start(_ transportRequest: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        let request = transportRequest.urlRequestWithBody
         let found = state.withLock { state -> Stub? in
             state.received.append(request)
             guard let index = state.stubs.lastIndex(where: { $0.matcher.matches(request) }) else { return nil }
@@ -75,21 +78,22 @@ public final class StubTransport: Transport {
         }
         // A handler runs outside the lock: it is the caller's code.
         let response = found.map { stub in stub.handler?(request) ?? stub.responses[min(stub.served, stub.responses.count - 1)] }
-        let task = StubTask(events: events)
+        let task = StubTask(events: events, queue: queue)
         guard let response else {
             let description = "TernStubs: no stub matches \(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "(no URL)")"
-            queue.async { task.finish(URLError(.resourceUnavailable, userInfo: [NSLocalizedDescriptionKey: description])) }
+            task.queue.async { task.finish(URLError(.resourceUnavailable, userInfo: [NSLocalizedDescriptionKey: description])) }
             return task
         }
-        deliver(response, for: request, to: task)
+        deliver(response, for: request, destination: transportRequest.destination, to: task)
         return task
     }
 
     /// Stubs keep no resources; nothing to invalidate.
     public func invalidate() {}
 
-    private func deliver(_ response: StubResponse, for request: URLRequest, to task: StubTask) {
-        queue.asyncAfter(deadline: .now() + response.delay) { [self] in
+    private func deliver(_ response: StubResponse, for request: URLRequest, destination: TransportRequest.Destination,
+                         to task: StubTask) {
+        task.queue.asyncAfter(deadline: .now() + response.delay) { [self] in
             if let failure = response.failure { return task.finish(failure) }
             // Like a server, state the body's length unless the stub chose otherwise: progress
             // code then knows the total.
@@ -100,6 +104,14 @@ public final class StubTransport: Transport {
             guard let url = request.url,
                   let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
             else { return task.finish(URLError(.badServerResponse)) }
+            switch destination {
+            case .memory(let limit?) where response.body.count > limit:
+                return task.finish(URLError(.dataLengthExceedsMaximum))
+            case .file(let file, let offset):
+                if let error = Self.write(response.body, to: file, at: offset) { return task.finish(error) }
+            case .memory:
+                break
+            }
             guard task.send(.response(http)) else { return }
             send(Self.split(response.body, into: response.chunks), from: 0, every: response.chunkInterval, to: task)
         }
@@ -110,9 +122,20 @@ public final class StubTransport: Transport {
         guard index < pieces.count else { return task.finish(nil) }
         guard task.send(.data(pieces[index])) else { return }
         if interval > 0 && index + 1 < pieces.count {
-            queue.asyncAfter(deadline: .now() + interval) { [self] in send(pieces, from: index + 1, every: interval, to: task) }
+            task.queue.asyncAfter(deadline: .now() + interval) { [self] in send(pieces, from: index + 1, every: interval, to: task) }
         } else {
             send(pieces, from: index + 1, every: interval, to: task)
+        }
+    }
+
+    private static func write(_ body: Data, to file: URL, at offset: Int64) -> URLError? {
+        do {
+            var contents = offset > 0 ? ((try? Data(contentsOf: file)) ?? Data()).prefix(Int(offset)) : Data()
+            contents.append(body)
+            try contents.write(to: file)
+            return nil
+        } catch {
+            return URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write \(file.path): \(error)"])
         }
     }
 
@@ -124,22 +147,29 @@ public final class StubTransport: Transport {
 }
 
 /// One stubbed request: delivers events until it finishes or is cancelled, then nothing.
+///
+/// Every event, the completion and a cancel run on the task's own serial queue, so nothing can
+/// be reported after the completion, whatever thread cancels.
 final class StubTask: TransportTask, Sendable {
     private let events: @Sendable (TransportEvent) -> Void
+    /// The task's serial queue: its deliveries and its cancel run here, one after another.
+    let queue: DispatchQueue
     private let isFinished = Locked(false)
 
-    init(events: @escaping @Sendable (TransportEvent) -> Void) {
+    init(events: @escaping @Sendable (TransportEvent) -> Void, queue: DispatchQueue) {
         self.events = events
+        self.queue = DispatchQueue(label: "TernStubs.task", target: queue)
     }
 
     /// Sends an event unless the task has finished; returns whether it is still running.
+    /// Call on `queue`.
     func send(_ event: TransportEvent) -> Bool {
         guard !isFinished.withLock({ $0 }) else { return false }
         events(event)
         return true
     }
 
-    /// Ends the task once with `error` (nil: complete).
+    /// Ends the task once with `error` (nil: complete). Call on `queue`.
     func finish(_ error: URLError?) {
         let first = isFinished.withLock { finished -> Bool in
             defer { finished = true }
@@ -148,5 +178,5 @@ final class StubTask: TransportTask, Sendable {
         if first { events(.completed(error)) }
     }
 
-    func cancel() { finish(URLError(.cancelled)) }
+    func cancel() { queue.async { self.finish(URLError(.cancelled)) } }
 }

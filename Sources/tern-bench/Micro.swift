@@ -7,8 +7,8 @@ import Tern
 /// A transport that answers every request at once with a 2-byte JSON body: measures Tern's own
 /// cost per request with no network and no URLSession underneath.
 struct InstantTransport: Transport {
-    func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+    func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: "HTTP/1.1",
                                        headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
         events(.response(response))
         events(.data(Data("{}".utf8)))
@@ -21,7 +21,7 @@ struct InstantTransport: Transport {
 /// Like `InstantTransport`, but answers on a serial queue as URLSession does (one hop).
 struct QueuedTransport: Transport {
     let queue = DispatchQueue(label: "queued-transport")
-    func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+    func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
         queue.async { _ = InstantTransport().start(request, events: events) }
         return NothingToCancel()
     }

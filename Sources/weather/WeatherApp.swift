@@ -159,7 +159,7 @@ struct WeatherApp {
         switch error {
         case .transport(let urlError) where urlError.code == .cannotConnectToHost:
             return "the weather server is unreachable (Transport error \(urlError.code.rawValue))"
-        case .unacceptableStatus(404, _):
+        case .unacceptableStatus(404, _, _):
             return "unknown city (HTTP 404)"
         case .decoding, .unacceptableContentType:
             return "the server sent a malformed response (\(error))"

@@ -103,7 +103,7 @@ import TernStubs
         let pieces = Locked<[Data]>([])
         let done = Locked(false)
         stubs.stub(.get("/v1/stream"), StubResponse.data(Data(repeating: 7, count: 100)).chunked(into: 4))
-        _ = stubs.start(URLRequest(url: URL(string: "https://api.test/v1/stream")!)) { event in
+        _ = stubs.start(TransportRequest(URLRequest(url: URL(string: "https://api.test/v1/stream")!))) { event in
             switch event {
             case .data(let chunk): pieces.withLock { $0.append(chunk) }
             case .completed: done.withLock { $0 = true }

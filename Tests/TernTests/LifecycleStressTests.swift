@@ -60,7 +60,7 @@ import Testing
         }
         #expect(wrong.isEmpty, "\(wrong.count) requests ended wrongly, e.g. \(wrong.prefix(5))")
         #expect(client.runningRequests.isEmpty)
-        #expect(client.registry.withLock { $0.flights.isEmpty })
+        #expect(client.registry.withLock { $0.sharedExchanges.isEmpty })
         #expect(handles.contains { $0.cancellationReason == .ownerReleased })
         #expect(handles.contains { $0.cancellationReason == .duplicate })
     }

@@ -8,10 +8,10 @@ import Testing
     /// Answers inside `start`, before `send` has even returned.
     struct SynchronousTransport: Transport {
         let body: Data
-        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-            let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil,
+        func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+            let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil,
                                            headerFields: ["Content-Type": "application/json"])!
-            events(.response(HTTPURLResponse(url: request.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!))
+            events(.response(HTTPURLResponse(url: request.urlRequest.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!))
             events(.data(Data("discarded".utf8)))
             events(.response(response))
             for byte in body { events(.data(Data([byte]))) }
@@ -27,7 +27,7 @@ import Testing
         private let lock = NSLock()
         private var pending: [@Sendable (TransportEvent) -> Void] = []
         let cancels = Counter()
-        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
             lock.withLock { pending.append(events) }
             return CancelTask { [cancels] in
                 cancels.increment()
@@ -43,7 +43,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let entered = DispatchSemaphore(value: 0)
         let cancels = Counter()
-        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
             entered.signal()
             gate.wait()
             return CancelTask { [cancels] in
@@ -129,7 +129,7 @@ import Testing
 
     /// Refuses every request, as an invalidated transport does.
     struct RefusingTransport: Transport {
-        func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? { nil }
+        func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? { nil }
         func invalidate() {}
     }
 
@@ -142,6 +142,6 @@ import Testing
         let result = await client.completionResult(Request<JSON>("x").repeating(strategy))
         #expect(result.0.failure == .clientInvalidated)
         #expect(client.runningRequests.isEmpty)
-        #expect(client.registry.withLock { $0.flights.isEmpty })
+        #expect(client.registry.withLock { $0.sharedExchanges.isEmpty })
     }
 }

@@ -19,6 +19,9 @@ final class CachePlan: Sendable {
     /// Whether the request reads the cache before the network.
     var reads: Bool { policy.read != .networkOnly }
 
+    /// Whether storing a network response may be slow: a disk write, or a store predicate (user code).
+    var mayBeSlowToStore: Bool { policy.write.contains(.disk) || policy.shouldStore != nil }
+
     /// Keeps the entry the read found, for revalidation and stale-on-error.
     func remember(_ entry: CachedResponse?) {
         found.withLock { $0 = entry }
@@ -67,7 +70,7 @@ final class CachePlan: Sendable {
     }
 
     /// Stores a network response when the policy writes, HTTP allows (`Cache-Control: no-store`)
-    /// and the store predicate agrees. Runs on the transport's thread, after decoding.
+    /// and the store predicate agrees. Runs after decoding, off the transport's thread when it may be slow.
     func storeIfAllowed<Value>(_ response: Response<Value>) {
         guard response.source == .network, !policy.write.isEmpty,
               (200..<300).contains(response.statusCode), response.statusCode != 206 else { return }
@@ -94,41 +97,5 @@ extension Client {
         if case .data = request.body?.content { return nil }
         guard let key = CacheKey(urlRequest, policy: policy) else { return nil }
         return CachePlan(policy: policy, key: key, cache: responseCache)
-    }
-
-    /// Reads the cache for `core`, then finishes it from the cache, or delivers a cache hit and
-    /// goes on, or calls `network` with the request to send (conditional when the entry has a
-    /// validator). A memory hit is handled inline; a disk read runs on a background queue, and a
-    /// request cancelled meanwhile stops there.
-    func readCache(_ plan: CachePlan, for core: RequestCore, _ urlRequest: URLRequest,
-                   deliverHit: (@Sendable (RawResponse) -> Void)?, network: @escaping @Sendable (URLRequest) -> Void) {
-        let proceed: @Sendable (CachedResponse?) -> Void = { entry in
-            guard core.phase == .running else { return }
-            plan.remember(entry)
-            if let entry { plan.dropIfUseless(entry) }
-            switch plan.policy.read {
-            case .networkOnly:
-                network(urlRequest)
-            case .cacheElseNetwork, .cacheOnly:
-                if let entry, entry.isFresh(maxAge: plan.policy.maxAge), let raw = entry.raw(.cache) {
-                    core.finish(with: .success(raw))
-                } else if plan.policy.read == .cacheOnly {
-                    core.finish(with: .failure(.cacheMiss(url: urlRequest.url)))
-                } else {
-                    network(plan.conditional(urlRequest, on: entry))
-                }
-            case .cacheThenNetwork:
-                if let entry, entry.isFresh(maxAge: plan.policy.maxAge), let raw = entry.raw(.cache) { deliverHit?(raw) }
-                network(plan.conditional(urlRequest, on: entry))
-            }
-        }
-        if let entry = plan.cache.memoryEntry(for: plan.key) {
-            proceed(entry)
-        } else {
-            DispatchQueue.global(qos: .userInitiated).async {
-                guard core.phase == .running else { return }
-                proceed(plan.cache.diskEntry(for: plan.key))
-            }
-        }
     }
 }

@@ -16,14 +16,17 @@ extension Client {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response<Value>, any Error>) in
                     let handle: RequestHandle
+                    // The result resumes the task where it is; progress still goes where the
+                    // request or the client says (the main queue by default).
+                    let progressQueue = request.callbackQueue ?? configuration.callbackQueue
                     if (request.cachePolicy ?? configuration.cachePolicy).read == .cacheThenNetwork {
                         let once = ResumeOnce(continuation)
-                        handle = perform(request, queue: .immediate, alwaysReport: true,
+                        handle = perform(request, queue: .immediate, progressQueue: progressQueue, alwaysReport: true,
                                          cacheHit: { _, response in once.resume(with: .success(response)) },
                                          completion: { _, result in once.resume(with: result) })
                     } else {
                         // One callback only: no first-of-two bookkeeping on the common path.
-                        handle = perform(request, queue: .immediate, alwaysReport: true) { _, result in continuation.resume(with: result) }
+                        handle = perform(request, queue: .immediate, progressQueue: progressQueue, alwaysReport: true) { _, result in continuation.resume(with: result) }
                     }
                     slot.store(handle)
                 }

@@ -31,7 +31,8 @@ extension Client {
     /// cancels the request.
     public func responses<Value>(for request: Request<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {
         AsyncThrowingStream { continuation in
-            let handle = perform(request, queue: .immediate, alwaysReport: true,
+            let handle = perform(request, queue: .immediate, progressQueue: request.callbackQueue ?? configuration.callbackQueue,
+                                 alwaysReport: true,
                                  cacheHit: { _, response in continuation.yield(response) },
                                  completion: { _, result in
                                      switch result {

@@ -10,8 +10,9 @@ public enum BodyEncoding: Sendable {
 }
 
 /// One-line calls that return untyped JSON, as the seeds' `NetworkManager` and
-/// `HIHTTPRequestManager` offer them. On `Client.shared`, `get` uses `RepeatStrategy.cancelOlder`
-/// (as the seed's `NetworkManager` does): a new GET of the same URL cancels the one in flight.
+/// `HIHTTPRequestManager` offer them. `get` uses the client's `oneLineGetStrategy` when set:
+/// `Client.shared` sets `.cancelOlder` (as the seed's `NetworkManager` does), so a new GET of the
+/// same URL cancels the one in flight; an app's own client opts in the same way.
 extension Client {
     /// GETs a URL with query parameters; `completion` gets parsed JSON or an error on the main
     /// queue (the client's callback queue) — seed 000's `GET:parameters:completion:`.
@@ -102,7 +103,7 @@ extension Client {
 
     private func getRequest(_ url: String, _ parameters: Parameters, _ headers: [String: String]) -> Request<JSON> {
         var request = Request<JSON>(url, query: parameters, headers: headers)
-        if self === Client.shared { request.repeatStrategy = .cancelOlder }
+        request.repeatStrategy = configuration.oneLineGetStrategy
         return request
     }
 

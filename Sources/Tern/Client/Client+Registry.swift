@@ -4,7 +4,7 @@ import Foundation
 /// it finishes, so the registry never holds a finished request.
 struct Registry {
     var cores: [UInt64: RequestCore] = [:]
-    var flights: [RequestIdentity: Flight] = [:]
+    var sharedExchanges: [RequestIdentity: SharedExchange] = [:]
 }
 
 /// A snapshot of one request in flight, for debugging and tests.
@@ -81,26 +81,23 @@ extension Client {
 
     /// What registering a request under its repeat strategy decided.
     enum Admission {
-        /// Run it; cancel these older identical requests first.
+        /// Run it; cancel these older identical requests first. (A `.share` request runs too: its
+        /// attempts join shared exchanges as they start.)
         case run(superseding: [RequestCore])
         /// Do not send it: an identical request is in flight.
         case duplicate
-        /// Join this shared call (`leads`: this request starts it).
-        case share(Flight, leads: Bool)
     }
 
     /// Enters `core` in the registry, applying its repeat strategy in the same critical section
     /// as the lookup (no check-then-act race between two identical sends).
-    /// - Parameter joiningFlight: False defers a `.share` request's flight: it is registered (and
-    ///   cancellable) now and joins a flight later with `flight(for:)`, after its cache read.
-    func admit(_ core: RequestCore, strategy: RepeatStrategy, joiningFlight: Bool = true) -> Admission {
+    func admit(_ core: RequestCore, strategy: RepeatStrategy) -> Admission {
         let admission = registry.withLock { registry -> Admission in
             // Only cancel-older and ignore-newer look for identical requests in flight.
             func twins() -> [RequestCore] {
                 core.identity.map { identity in registry.cores.values.filter { $0.identity == identity } } ?? []
             }
             switch strategy {
-            case .allow:
+            case .allow, .share:
                 registry.cores[core.id] = core
                 return .run(superseding: [])
             case .cancelOlder:
@@ -111,11 +108,6 @@ extension Client {
                 guard twins().isEmpty else { return .duplicate }
                 registry.cores[core.id] = core
                 return .run(superseding: [])
-            case .share:
-                registry.cores[core.id] = core
-                guard joiningFlight, let identity = core.identity else { return .run(superseding: []) }
-                let (flight, leads) = flight(for: identity, in: &registry)
-                return .share(flight, leads: leads)
             }
         }
         if case .duplicate = admission { return admission }
@@ -123,23 +115,5 @@ extension Client {
             _ = self?.registry.withLock { $0.cores.removeValue(forKey: core.id) }
         }
         return admission
-    }
-
-    /// The open flight for `identity`, or a new one that the caller leads.
-    func flight(for identity: RequestIdentity) -> (Flight, leads: Bool) {
-        registry.withLock { flight(for: identity, in: &$0) }
-    }
-
-    private func flight(for identity: RequestIdentity, in registry: inout Registry) -> (Flight, leads: Bool) {
-        if let flight = registry.flights[identity] { return (flight, false) }
-        let flight = Flight(identity: identity) { [weak self] flight in self?.closeFlight(flight) }
-        registry.flights[identity] = flight
-        return (flight, true)
-    }
-
-    private func closeFlight(_ flight: Flight) {
-        registry.withLock { registry in
-            if registry.flights[flight.identity] === flight { registry.flights[flight.identity] = nil }
-        }
     }
 }

@@ -17,8 +17,13 @@ public final class Client: Sendable {
     /// The library version, sent in the default `User-Agent`.
     public static let version = "0.1.0"
 
-    /// The shared client: default configuration, one session for the whole process.
-    public static let shared = Client()
+    /// The shared client: default configuration, one session for the whole process; its one-line
+    /// `get` calls cancel an older identical GET (`oneLineGetStrategy = .cancelOlder`).
+    public static let shared: Client = {
+        var configuration = ClientConfiguration()
+        configuration.oneLineGetStrategy = .cancelOlder
+        return Client(configuration: configuration)
+    }()
 
     /// The configuration the client was created with.
     public let configuration: ClientConfiguration
@@ -60,6 +65,7 @@ public final class Client: Sendable {
     /// and releases the session. Later sends fail with `TernError.clientInvalidated`. Idempotent.
     public func invalidate() {
         invalidated.withLock { $0 = true }
+        for core in registry.withLock({ Array($0.cores.values) }) { core.cancel(.clientInvalidated) }
         transport.invalidate()
     }
 }

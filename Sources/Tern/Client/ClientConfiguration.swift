@@ -30,6 +30,20 @@ public struct ClientConfiguration: Sendable {
     public var maximumConnectionsPerHost: Int
     /// What to do when a request is sent while an identical one is in flight. Default `.allow`.
     public var repeatStrategy: RepeatStrategy
+    /// The repeat strategy of the one-line `get(_:parameters:…)` calls, when set; nil (the
+    /// default) uses `repeatStrategy`. `Client.shared` sets `.cancelOlder`, as the seed's
+    /// `NetworkManager` does: a new GET of the same URL cancels the one in flight.
+    public var oneLineGetStrategy: RepeatStrategy?
+    /// Headers that tell callers apart for repeat strategies, besides `Authorization` and `Cookie`
+    /// (which always count): requests that differ in one never share a response or cancel each
+    /// other. Default empty.
+    public var identityHeaders: Set<String>
+    /// How redirects are followed (by Tern, the same on every platform). Default `.default`:
+    /// up to 10, credentials stay with their origin, no https → http.
+    public var redirectPolicy: RedirectPolicy
+    /// Decides after each processed attempt whether to deliver or try again; internal until the
+    /// retry policy makes it public. Default nil: deliver.
+    var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
     /// How the default transport hands over response bodies: `.buffered` (default, fastest) or
@@ -64,6 +78,10 @@ public struct ClientConfiguration: Sendable {
         maximumConnectionsPerHost = 6
         responseDelivery = .buffered
         repeatStrategy = .allow
+        oneLineGetStrategy = nil
+        identityHeaders = []
+        redirectPolicy = .default
+        afterAttempt = nil
         reportsCancellation = true
         configureSession = { _ in }
         transport = nil

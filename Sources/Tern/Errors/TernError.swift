@@ -13,8 +13,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
     case transport(URLError)
     /// No complete response arrived within the request's timeout (seconds).
     case timedOut(after: TimeInterval)
-    /// The server answered with a status code outside the accepted set; carries the body.
-    case unacceptableStatus(code: Int, body: Data)
+    /// The server answered with a status code outside the accepted set; carries the body and the
+    /// response headers (`Retry-After`, `WWW-Authenticate`, …).
+    case unacceptableStatus(code: Int, body: Data, headers: [String: String])
     /// The response's `Content-Type` is not one the request accepts; carries the body.
     case unacceptableContentType(String?, body: Data)
     /// The body could not be turned into the requested value; carries the body and the reason.
@@ -25,6 +26,29 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
     case clientInvalidated
     /// A `.cacheOnly` request found no fresh cache entry; nothing was sent.
     case cacheMiss(url: URL?)
+    /// A redirect could not be followed: too many, an https → http downgrade, a bad `Location`.
+    case redirectFailed(RedirectFailure)
+    /// A hook (`name`) rejected the request or its response with its own `error`.
+    case rejected(by: String, error: any Error)
+
+    /// Why a redirect was not followed.
+    public enum RedirectFailure: Sendable, Equatable, CustomStringConvertible {
+        /// The request had already followed `limit` redirects when `url` redirected again.
+        case tooMany(limit: Int, url: URL)
+        /// An https URL redirected to an http one, and the policy does not allow downgrades.
+        case insecureDowngrade(from: URL, to: URL)
+        /// The `Location` header is not an http or https URL.
+        case invalidLocation(String, from: URL)
+
+        /// A one-line explanation.
+        public var description: String {
+            switch self {
+            case .tooMany(let limit, let url): "more than \(limit) redirects (the last from \(url.absoluteString))"
+            case .insecureDowngrade(let from, let to): "refused https → http redirect from \(from.absoluteString) to \(to.absoluteString)"
+            case .invalidLocation(let location, let from): "redirect from \(from.absoluteString) to unusable location \"\(location)\""
+            }
+        }
+    }
 
     /// Why a request could not be built.
     public enum InvalidRequestReason: Sendable, Equatable, CustomStringConvertible {
@@ -100,14 +124,25 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
 
     /// The HTTP status code, for `.unacceptableStatus`.
     public var statusCode: Int? {
-        if case .unacceptableStatus(let code, _) = self { return code }
+        if case .unacceptableStatus(let code, _, _) = self { return code }
         return nil
+    }
+
+    /// The response headers, for `.unacceptableStatus`.
+    public var responseHeaders: [String: String]? {
+        if case .unacceptableStatus(_, _, let headers) = self { return headers }
+        return nil
+    }
+
+    /// A response header looked up case-insensitively, for `.unacceptableStatus` (e.g. `Retry-After`).
+    public func responseHeader(_ name: String) -> String? {
+        responseHeaders?.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
     /// The response body the failure carries, if any (status, content-type and decoding errors).
     public var responseBody: Data? {
         switch self {
-        case .unacceptableStatus(_, let body), .unacceptableContentType(_, let body), .decoding(_, let body):
+        case .unacceptableStatus(_, let body, _), .unacceptableContentType(_, let body), .decoding(_, let body):
             return body
         default:
             return nil
@@ -129,7 +164,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
             return "Transport error \(error.code.rawValue): \(error.localizedDescription)"
         case .timedOut(let seconds):
             return "Timed out after \(seconds) s"
-        case .unacceptableStatus(let code, let body):
+        case .unacceptableStatus(let code, let body, _):
             return "HTTP status \(code)\(Self.preview(body))"
         case .unacceptableContentType(let type, let body):
             return "Unacceptable content type \(type ?? "(none)")\(Self.preview(body))"
@@ -141,6 +176,10 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
             return "The client was invalidated; create a new client"
         case .cacheMiss(let url):
             return "No fresh cached response for \(url?.absoluteString ?? "the request") (cache only)"
+        case .redirectFailed(let failure):
+            return "Redirect failed: \(failure)"
+        case .rejected(let hook, let error):
+            return "Rejected by \(hook): \(error)"
         }
     }
 

@@ -43,36 +43,3 @@ final class WeakOwner: @unchecked Sendable {
     weak var object: AnyObject?
     init(_ object: AnyObject) { self.object = object }
 }
-
-/// What the repeat strategies compare: method, URL with its query pairs sorted, and the body —
-/// or, for `.cancelOlder` and `.ignoreNewer`, a caller-chosen key.
-struct RequestIdentity: Hashable, Sendable {
-    let method: String
-    let url: String
-    let body: Data?
-
-    init(key: String) {
-        method = ""
-        url = "key:" + key
-        body = nil
-    }
-
-    init(_ request: URLRequest) {
-        method = request.httpMethod ?? "GET"
-        body = request.httpBody
-        url = request.url.map { Self.canonical($0, keepingQuery: true) } ?? ""
-    }
-
-    /// The URL with lower-cased scheme and host, no fragment, and its query pairs sorted (or no
-    /// query at all): two URLs that differ only in query order compare equal.
-    static func canonical(_ url: URL, keepingQuery: Bool) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        components.fragment = nil
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        components.percentEncodedQuery = keepingQuery
-            ? components.percentEncodedQuery.map { $0.split(separator: "&").sorted().joined(separator: "&") }
-            : nil
-        return components.string ?? url.absoluteString
-    }
-}

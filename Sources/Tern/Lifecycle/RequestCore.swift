@@ -1,35 +1,53 @@
 import Foundation
 
-/// The state machine behind one request: created → running → completing → finished, every
-/// transition under one lock, so that exactly one terminal outcome is delivered whatever races
-/// between the response, a timeout and the cancellation APIs:
-/// - cancellation and the deadline finish the request at once and deliver their error;
-/// - a response finishes it only when its callback actually runs, so a cancellation that comes
-///   while the response is being decoded or queued still wins, and no success or failure ever
-///   arrives after a cancel call returns.
+/// The request-level state machine behind one `Call`: created → running ⇄ waiting → completing →
+/// finished, every transition under one lock, so that exactly one terminal outcome is delivered
+/// whatever races between attempts, a timeout and the cancellation APIs:
+/// - cancellation and the deadline finish the request at once, from any phase, and deliver their
+///   error through the call's `deliverEarly`;
+/// - an attempt's outcome counts only while that attempt is the current one and the request is
+///   running; a result finishes the request only when its callback actually runs (`claim()`), so
+///   a cancellation that comes while it is processed or queued still wins, and no success or
+///   failure ever arrives after a cancel call returns.
+/// The per-exchange state (response head, body, timings) lives in each `Attempt`; here is only
+/// the current attempt's number and the task that cancels it.
 /// `RequestHandle` is its public face; the client's registry, the transport and the deadline
 /// scheduler hold the core, never the handle, so a handle can be released while its request runs.
 final class RequestCore: Sendable {
     /// How a terminal result gets the right to be delivered.
     enum Claim {
-        /// Already claimed by the caller (cancel, timeout); deliver on the callback queue.
+        /// Already claimed (cancel, timeout, an error inside `send`); deliver on the callback queue.
         case claimed
         /// Claim when the callback runs; drop it if something else finished the request first.
         case onDelivery
     }
 
-    /// Receives the one terminal outcome of the transport (or the error that ended it early).
-    typealias Sink = @Sendable (Result<RawResponse, TernError>, Claim) -> Void
+    /// Where the request stands; `RequestHandle.Phase` is the coarse public view.
+    enum Stage: Equatable {
+        case created
+        /// An attempt is in the transport (or the cache is being read).
+        case running
+        /// Between two attempts: a backoff delay, a credential being refreshed, or suspended.
+        case waiting(WaitReason)
+        /// The last attempt is done; its result is being processed or waits for its callback.
+        case completing
+        case finished
+    }
 
-    private struct State: Sendable {
-        var phase: RequestHandle.Phase = .created
+    /// Why a request waits between attempts.
+    enum WaitReason: Equatable {
+        case beforeNextAttempt, credential, suspended
+    }
+
+    private struct State {
+        var stage = Stage.created
         var cancellation: TernError.CancellationReason?
         var insideSend = true
-        var sink: Sink?
-        var transportTask: (any TransportTask)?
-        var deadline: TimeInterval?
-        var response: HTTPURLResponse?
-        var body = Data()
+        var call: (any CallTerminal)?
+        var exchange: (any TransportTask)?
+        var attempt = 0
+        var deadline: DispatchTime?
+        var timeout: TimeInterval = 0
         var onFinished: (@Sendable (RequestCore) -> Void)?
     }
 
@@ -41,7 +59,7 @@ final class RequestCore: Sendable {
     let lifetime: Lifetime
     /// Whether a cancellation delivers `TernError.cancelled` (false: no callback at all).
     let reportsCancellation: Bool
-    /// Method + canonical URL + body, for repeat strategies; nil when the strategy is `.allow`.
+    /// What repeat strategies compare; nil when the strategy is `.allow`.
     let identity: RequestIdentity?
     /// Delivers upload and download progress, when the request has a progress handler.
     let progress: ProgressReporter?
@@ -63,8 +81,8 @@ final class RequestCore: Sendable {
         self.progress = progress
     }
 
-    /// Creates the public handle. The core holds it weakly; the pipeline's sink keeps it alive
-    /// until delivery when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
+    /// Creates the public handle. The core holds it weakly; the call keeps it alive until
+    /// delivery when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
     func makeHandle() -> RequestHandle {
         let handle = RequestHandle(core: self)
         weakHandle.handle = handle
@@ -81,13 +99,27 @@ final class RequestCore: Sendable {
     /// whose handle has been released.
     var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.handle != nil }
 
-    var phase: RequestHandle.Phase { state.withLock { $0.phase } }
+    var stage: Stage { state.withLock { $0.stage } }
+
+    /// The coarse public phase.
+    var phase: RequestHandle.Phase {
+        switch stage {
+        case .created: .created
+        case .running, .waiting: .running
+        case .completing: .completing
+        case .finished: .finished
+        }
+    }
+
+    /// The number of the current (or last) attempt; 0 before the first.
+    var attempt: Int { state.withLock { $0.attempt } }
+
     var cancellationReason: TernError.CancellationReason? { state.withLock { $0.cancellation } }
 
     /// Runs once, right after the request reaches `.finished` (the registry removes it there).
     func setOnFinished(_ body: @escaping @Sendable (RequestCore) -> Void) {
         let alreadyFinished = state.withLock { state -> Bool in
-            guard state.phase != .finished else { return true }
+            guard state.stage != .finished else { return true }
             state.onFinished = body
             return false
         }
@@ -95,19 +127,24 @@ final class RequestCore: Sendable {
     }
 
     /// Cancels the request for `reason`: it ends with `TernError.cancelled(reason)`, delivered
-    /// unless cancellation is silent for it (or `silently` is set). Idempotent.
+    /// unless cancellation is silent for it (or `silently` is set). Idempotent, from any phase.
     func cancel(_ reason: TernError.CancellationReason, silently: Bool = false) {
-        guard let sink = terminate(onlyIfRunning: false, cancellation: reason) else { return }
-        if reportsCancellation && !silently { sink(.failure(.cancelled(reason)), .claimed) }
+        guard let call = terminate(onlyIfRunning: false, cancellation: reason) else { return }
+        if reportsCancellation && !silently { call.deliverEarly(.cancelled(reason)) }
     }
 
-    // MARK: - Engine side
+    /// Ends the request at once with `error`, delivered through its call (if it has begun one).
+    func fail(_ error: TernError) {
+        terminate(onlyIfRunning: false, cancellation: nil)?.deliverEarly(error)
+    }
 
-    /// Moves to `.running` with the sink that will receive the outcome.
-    func begin(sink: @escaping Sink) {
+    // MARK: - The call's side
+
+    /// Moves to `.running`, with the call that delivers early outcomes.
+    func begin(_ call: any CallTerminal) {
         state.withLock {
-            $0.sink = sink
-            $0.phase = .running
+            $0.call = call
+            $0.stage = .running
         }
     }
 
@@ -118,131 +155,136 @@ final class RequestCore: Sendable {
     /// Marks the end of `send`; callbacks may run inline from now on.
     func markSent() { state.withLock { $0.insideSend = false } }
 
-    /// Keeps the transport's task so `cancel()` can stop it; cancels it if the request already ended.
-    func attach(_ task: any TransportTask) {
-        let alreadyOver = state.withLock { state -> Bool in
-            guard state.phase == .running else { return true }
-            state.transportTask = task
-            return false
+    /// Numbers the attempt after attempt `previous` (0 before the first), or nil when the request
+    /// is no longer running or has already moved past `previous`.
+    func nextAttempt(after previous: Int) -> Int? {
+        state.withLock { state in
+            guard state.stage == .running, state.attempt == previous else { return nil }
+            state.attempt += 1
+            state.exchange = nil
+            return state.attempt
         }
-        if alreadyOver { task.cancel() }
     }
 
-    /// Arms the deadline; when it passes while the request is still running, the request ends
-    /// with `TernError.timedOut` and its transport task is cancelled.
-    func startDeadline(after seconds: TimeInterval) {
-        guard seconds.isFinite, seconds > 0 else { return }
-        let stillRunning = state.withLock { state -> Bool in
-            guard state.phase == .running else { return false }
-            state.deadline = seconds
+    /// Keeps the exchange of attempt `number` so that a cancel can stop it; cancels it at once if
+    /// the request ended or moved on meanwhile.
+    func attach(_ exchange: any TransportTask, attempt number: Int) {
+        let isCurrent = state.withLock { state -> Bool in
+            guard state.stage == .running, state.attempt == number else { return false }
+            state.exchange = exchange
             return true
         }
-        if stillRunning { DeadlineScheduler.shared.add(self, at: .now() + seconds) }
+        if !isCurrent { exchange.cancel() }
+    }
+
+    /// Whether attempt `number` is the current one of a running request (its outcome counts).
+    func isCurrent(_ number: Int) -> Bool {
+        state.withLock { $0.stage == .running && $0.attempt == number }
+    }
+
+    /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
+    /// the deadline is put aside. False when the request ended or moved on meanwhile.
+    func complete(attempt number: Int?) -> Bool {
+        let deadline = state.withLock { state -> DispatchTime?? in
+            guard state.stage == .running, number.map({ $0 == state.attempt }) ?? true else { return nil }
+            state.stage = .completing
+            state.exchange = nil
+            return .some(state.deadline)
+        }
+        guard let deadline else { return false }
+        if deadline != nil { DeadlineScheduler.shared.remove(id) }
+        return true
+    }
+
+    /// A processed result asks for another attempt: completing → waiting, with the deadline
+    /// armed again. False when a cancel came first.
+    func wait(_ reason: WaitReason) -> Bool {
+        let deadline = state.withLock { state -> DispatchTime?? in
+            guard state.stage == .completing else { return nil }
+            state.stage = .waiting(reason)
+            return .some(state.deadline)
+        }
+        guard let deadline else { return false }
+        if let deadline { DeadlineScheduler.shared.add(self, at: deadline) }
+        return true
+    }
+
+    /// The wait is over: waiting → running. False when a cancel or the deadline came first.
+    func resume() -> Bool {
+        state.withLock { state in
+            guard case .waiting = state.stage else { return false }
+            state.stage = .running
+            return true
+        }
+    }
+
+    /// Arms the deadline; when it passes while the request is running or waiting, the request
+    /// ends with `TernError.timedOut` and its exchange is cancelled.
+    func startDeadline(after seconds: TimeInterval) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        let deadline = DispatchTime.now() + seconds
+        let stillRunning = state.withLock { state -> Bool in
+            guard state.stage == .running else { return false }
+            state.deadline = deadline
+            state.timeout = seconds
+            return true
+        }
+        if stillRunning { DeadlineScheduler.shared.add(self, at: deadline) }
     }
 
     /// Called by the scheduler when the deadline has passed.
     func deadlinePassed() {
-        guard let (sink, seconds) = terminate(onlyIfRunning: true, cancellation: nil, returningDeadline: true),
-              let seconds else { return }
-        sink(.failure(.timedOut(after: seconds)), .claimed)
+        let seconds = state.withLock { $0.timeout }
+        terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
     }
 
-    /// Feeds one transport event into the state machine.
-    func receive(_ event: TransportEvent, mapError: (URLError) -> TernError) {
-        switch event {
-        case .response(let response):
-            let running = state.withLock {
-                guard $0.phase == .running else { return false }
-                $0.response = response
-                $0.body = Data()
-                return true
-            }
-            if running { progress?.responseStarted(response) }
-        case .data(let chunk):
-            let running = state.withLock {
-                guard $0.phase == .running else { return false }
-                // A buffered transport hands over the whole body at once: keep it, do not copy it.
-                if $0.body.isEmpty { $0.body = chunk } else { $0.body.append(chunk) }
-                return true
-            }
-            if running { progress?.received(chunk.count) }
-        case .sentBytes(let total, let expected):
-            progress?.sent(total, expected: expected)
-        case .completed(let error):
-            let taken = state.withLock { state -> (Sink, HTTPURLResponse?, Data, Bool)? in
-                guard state.phase == .running, let sink = state.sink else { return nil }
-                state.phase = .completing
-                defer { state.response = nil; state.body = Data(); state.deadline = nil; state.transportTask = nil }
-                return (sink, state.response, state.body, state.deadline != nil)
-            }
-            guard let (sink, response, body, hadDeadline) = taken else { return }
-            if hadDeadline { DeadlineScheduler.shared.remove(id) }
-            if let error {
-                sink(.failure(mapError(error)), .onDelivery)
-            } else if let response {
-                sink(.success(RawResponse(response: response, data: body)), .onDelivery)
-            } else {
-                sink(.failure(.transport(URLError(.badServerResponse))), .onDelivery)
-            }
-        }
-    }
-
-    /// Ends a running request with an outcome that did not come from the transport (a cache hit,
-    /// a cache miss): delivered like a transport's, unless something finished the request first.
-    func finish(with outcome: Result<RawResponse, TernError>) {
-        let taken = state.withLock { state -> (Sink, Bool)? in
-            guard state.phase == .running, let sink = state.sink else { return nil }
-            state.phase = .completing
-            defer { state.response = nil; state.body = Data(); state.deadline = nil; state.transportTask = nil }
-            return (sink, state.deadline != nil)
-        }
-        guard let (sink, hadDeadline) = taken else { return }
-        if hadDeadline { DeadlineScheduler.shared.remove(id) }
-        sink(outcome, .onDelivery)
-    }
-
-    /// Claims the right to deliver a transport outcome: true once, and only if nothing else
+    /// Claims the right to deliver a processed result: true once, and only if nothing else
     /// (cancel, timeout) finished the request first.
     func claim() -> Bool {
-        let finished = state.withLock { state -> ((@Sendable (RequestCore) -> Void)?, Sink?)? in
-            guard state.phase == .completing else { return nil }
-            state.phase = .finished
-            defer { state.onFinished = nil; state.sink = nil }
-            return (state.onFinished, state.sink)
+        let finished = state.withLock { state -> ((@Sendable (RequestCore) -> Void)?, (any CallTerminal)?)? in
+            guard state.stage == .completing else { return nil }
+            state.stage = .finished
+            defer { state.onFinished = nil; state.call = nil }
+            return (state.onFinished, state.call)
         }
-        guard let (onFinished, sink) = finished else { return false }
+        guard let (onFinished, call) = finished else { return false }
         onFinished?(self)
-        _ = sink  // released here, outside the lock: it may hold the last reference to the handle
+        _ = call  // released here, outside the lock: it may hold the last reference to the handle
         return true
     }
 
-    /// Finishes the request early, cancelling its transport task and deadline.
-    /// - Returns: The sink to deliver the terminal error to, or nil if the request had already
-    ///   finished (or, with `onlyIfRunning`, was no longer running).
-    func terminate(onlyIfRunning: Bool, cancellation: TernError.CancellationReason?) -> Sink? {
-        terminate(onlyIfRunning: onlyIfRunning, cancellation: cancellation, returningDeadline: false)?.0
-    }
-
-    private func terminate(onlyIfRunning: Bool, cancellation: TernError.CancellationReason?,
-                           returningDeadline: Bool) -> (Sink, TimeInterval?)? {
-        typealias Taken = (Sink?, (any TransportTask)?, TimeInterval?, (@Sendable (RequestCore) -> Void)?)
+    /// Finishes the request early, cancelling its exchange and deadline.
+    /// - Returns: The call to deliver the terminal error to, or nil if the request had already
+    ///   finished (or, with `onlyIfRunning`, was neither running nor waiting).
+    private func terminate(onlyIfRunning: Bool, cancellation: TernError.CancellationReason?) -> (any CallTerminal)? {
+        typealias Taken = ((any CallTerminal)?, (any TransportTask)?, DispatchTime?, (@Sendable (RequestCore) -> Void)?)
         let taken = state.withLock { state -> Taken? in
-            guard state.phase != .finished, !onlyIfRunning || state.phase == .running else { return nil }
-            state.phase = .finished
-            state.cancellation = cancellation
-            defer {
-                state.sink = nil; state.transportTask = nil; state.deadline = nil; state.body = Data()
-                state.onFinished = nil
+            switch state.stage {
+            case .finished: return nil
+            case .created, .completing: if onlyIfRunning { return nil }
+            case .running, .waiting: break
             }
-            return (state.sink, state.transportTask, state.deadline, state.onFinished)
+            // A deadline is armed only while running or waiting.
+            let armed: DispatchTime? = state.stage == .completing ? nil : state.deadline
+            state.stage = .finished
+            state.cancellation = cancellation
+            defer { state.call = nil; state.exchange = nil; state.onFinished = nil }
+            return (state.call, state.exchange, armed, state.onFinished)
         }
-        guard let (sink, task, deadline, onFinished) = taken else { return nil }
+        guard let (call, exchange, deadline, onFinished) = taken else { return nil }
         progress?.stop()
         if deadline != nil { DeadlineScheduler.shared.remove(id) }
-        task?.cancel()
+        exchange?.cancel()
         onFinished?(self)
-        return sink.map { ($0, deadline) }
+        return call
     }
+}
+
+/// What a core delivers an early terminal error to: its `Call`.
+protocol CallTerminal: AnyObject, Sendable {
+    /// Delivers `error`, which ended the request before its attempts did (cancel, timeout, a
+    /// failure inside `send`); the right to deliver is already claimed.
+    func deliverEarly(_ error: TernError)
 }
 
 /// The public handle, held weakly by its core.
@@ -252,7 +294,7 @@ private final class WeakHandle: @unchecked Sendable {
     weak var handle: RequestHandle?
 }
 
-/// What the transport (or the cache) delivered for a request: the final response and its whole body.
+/// What an attempt (or the cache) produced for a request: a response and its whole body.
 struct RawResponse: Sendable {
     let response: HTTPURLResponse
     let data: Data

@@ -16,7 +16,7 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     public enum Phase: Sendable, Equatable {
         /// Built, not yet handed to the transport.
         case created
-        /// In the transport (or waiting for a shared call).
+        /// In the transport (or waiting for a shared call, the cache, or the next attempt).
         case running
         /// The transport is done; the result is being decoded or waiting for its callback.
         case completing
@@ -48,6 +48,9 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     public var isCancelled: Bool { core.cancellationReason != nil }
     /// Why the request was cancelled, if it was.
     public var cancellationReason: TernError.CancellationReason? { core.cancellationReason }
+    /// The number of the exchange with the transport now running (or last run): 1 for the first,
+    /// more after a followed redirect or a retry; 0 before the first starts or when the cache answered.
+    public var attempt: Int { core.attempt }
     /// Whether its terminal callback has been delivered or claimed.
     public var isFinished: Bool { phase == .finished }
 

@@ -50,6 +50,12 @@ public struct Request<Value: Sendable>: Sendable {
     public var progress: (@Sendable (TransferProgress) -> Void)?
     /// How this request uses the client's response cache; nil uses the client's `cachePolicy`.
     public var cachePolicy: CachePolicy?
+    /// How redirects are followed for this request; nil (the default) uses the client's.
+    /// `.never` delivers a 3xx response as it is.
+    public var redirectPolicy: RedirectPolicy?
+    /// Headers that tell callers apart for repeat strategies, added to the client's
+    /// `identityHeaders` (`Authorization` and `Cookie` always count). Default empty.
+    public var identityHeaders: Set<String>
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -77,6 +83,8 @@ public struct Request<Value: Sendable>: Sendable {
         self.reportsCancellation = nil
         self.progress = nil
         self.cachePolicy = nil
+        self.redirectPolicy = nil
+        self.identityHeaders = []
     }
 
     /// A copy with `tags` added.

@@ -16,17 +16,27 @@ public struct Response<Value: Sendable>: Sendable {
     public let timing: Timing
     /// Where it came from: the network, the cache, a revalidated or a stale cache entry.
     public let source: ResponseSource
+    /// Which exchange with the transport produced it: 1 for the first, more after a followed
+    /// redirect or a retry; 0 when the cache answered without one.
+    public let attempt: Int
+    /// The redirects followed to get here, in order (empty when there were none).
+    public let redirects: [Redirect]
 
     /// Creates a response; Tern builds these, custom transports and tests may too.
     public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
-                source: ResponseSource = .network) {
+                source: ResponseSource = .network, attempt: Int = 1, redirects: [Redirect] = []) {
         self.request = request
         self.httpResponse = httpResponse
         self.data = data
         self.value = value
         self.timing = timing
         self.source = source
+        self.attempt = attempt
+        self.redirects = redirects
     }
+
+    /// The URL the response came from: the last redirect's target, else the request's URL.
+    public var url: URL? { httpResponse.url ?? redirects.last?.to ?? request.url }
 
     /// The HTTP status code.
     public var statusCode: Int { httpResponse.statusCode }

@@ -12,6 +12,13 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     public let acceptableContentTypes: Set<String>?
     let emptyValue: Value?
     let serialize: @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
+    /// Whose code decodes: Tern's own, `JSONDecoder`, or the caller's (see `Call+Processing.swift`).
+    let kind: Kind
+
+    /// Whose code a serializer runs, for deciding where it runs.
+    enum Kind: Sendable {
+        case builtIn, decodable, custom
+    }
 
     /// A custom serializer.
     /// - Parameters:
@@ -23,9 +30,15 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
         emptyValue: Value?,
         serialize: @escaping @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
     ) {
+        self.init(acceptableContentTypes: acceptableContentTypes, emptyValue: emptyValue, kind: .custom, serialize: serialize)
+    }
+
+    init(acceptableContentTypes: Set<String>?, emptyValue: Value?, kind: Kind,
+         serialize: @escaping @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value) {
         self.acceptableContentTypes = acceptableContentTypes
         self.emptyValue = emptyValue
         self.serialize = serialize
+        self.kind = kind
     }
 
     /// Makes the value for one response, treating intentionally empty bodies as documented above.
@@ -46,7 +59,7 @@ let jsonContentTypes: Set<String> = ["application/json", "text/json", "text/java
 extension ResponseSerializer where Value == Data {
     /// The body as is.
     public static var data: ResponseSerializer<Data> {
-        ResponseSerializer(acceptableContentTypes: nil, emptyValue: Data()) { data, _ in data }
+        ResponseSerializer(acceptableContentTypes: nil, emptyValue: Data(), kind: .builtIn) { data, _ in data }
     }
 }
 
@@ -54,7 +67,7 @@ extension ResponseSerializer where Value == String {
     /// The body as text in the response's charset, or `defaultEncoding` (UTF-8) when it names none.
     /// - Parameter defaultEncoding: Used when the response has no known charset.
     public static func string(defaultEncoding: String.Encoding = .utf8) -> ResponseSerializer<String> {
-        ResponseSerializer(acceptableContentTypes: nil, emptyValue: "") { data, response throws(TernError) in
+        ResponseSerializer(acceptableContentTypes: nil, emptyValue: "", kind: .builtIn) { data, response throws(TernError) in
             let encoding = String.Encoding(of: response) ?? defaultEncoding
             guard let text = String(data: data, encoding: encoding) else {
                 throw .decoding(description: "body is not valid \(encoding)", body: data)
@@ -72,7 +85,8 @@ extension ResponseSerializer where Value == JSON {
     /// - Parameter fallbackToString: When true, a body that is not JSON (or not labelled as JSON)
     ///   becomes `.string(body)` instead of an error, as the seeds' `HIHTTPRequestManager` does.
     public static func json(fallbackToString: Bool) -> ResponseSerializer<JSON> {
-        ResponseSerializer(acceptableContentTypes: fallbackToString ? nil : jsonContentTypes, emptyValue: .null) { data, response throws(TernError) in
+        ResponseSerializer(acceptableContentTypes: fallbackToString ? nil : jsonContentTypes, emptyValue: .null,
+                           kind: .builtIn) { data, response throws(TernError) in
             do throws(TernError) {
                 return try JSON(data: data)
             } catch {
@@ -93,7 +107,8 @@ extension ResponseSerializer where Value: Decodable {
         let box = UncheckedBox(decoder)
         return ResponseSerializer(
             acceptableContentTypes: jsonContentTypes,
-            emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value
+            emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value,
+            kind: .decodable
         ) { data, _ throws(TernError) in
             do {
                 return try box.value.decode(Value.self, from: data)

@@ -1,17 +1,35 @@
 import Foundation
 
 /// The one session-level delegate of a `URLSessionTransport`: answers authentication challenges
-/// for every task and routes the events of `.streamed` tasks to their handlers by task identifier.
+/// and redirects for every task, routes the events of streamed tasks to their handlers by task
+/// identifier, and is the only way a task is ever cancelled.
 ///
 /// Per-task delegates are ignored on Linux, so everything goes through here. The delegate queue
 /// is serial, so events of one task arrive in order. Authentication challenges are always
 /// answered: an unanswered 401 Basic challenge hangs forever on Linux. Completion-handler tasks
-/// get challenges (and redirects) here too, but no response or data events.
+/// get challenges and redirects here too, but no response or data events.
+///
+/// Cancelling during a redirect: FoundationNetworking marks a task as waiting for the redirect
+/// answer on the task's work queue, asks this delegate on the delegate queue, and handles the
+/// answer back on the work queue, where it stops the process with a fatal error if a cancel ran
+/// in between ("Received callback for HTTP redirection, but we're not waiting for it"). So a
+/// cancel never reaches a task while its redirect answer is being given (it waits until the
+/// answer has been queued, then follows it on the same work queue), and the redirect of a task
+/// already cancelled is never answered (the cancel completes it).
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Route {
+        let task: URLSessionTask
         let events: @Sendable (TransportEvent) -> Void
+        let isStreamed: Bool
+        let followsRedirects: Bool
+        let limit: Int?
+        var file: ResponseFileWriter?
+        var received = 0
         var sawResponse = false
         var cancelledChallenge = false
+        var failure: URLError?
+        var cancelRequested = false
+        var isAnsweringRedirect = false
     }
 
     private let routes = Locked<[Int: Route]>([:])
@@ -21,42 +39,99 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         self.credential = credential
     }
 
-    func register(_ taskIdentifier: Int, events: @escaping @Sendable (TransportEvent) -> Void) {
-        routes.withLock { $0[taskIdentifier] = Route(events: events) }
+    /// Routes a task's events; `isStreamed` false: a completion-handler task, whose response and
+    /// body come through its handler (only challenges and redirects come here).
+    func register(_ task: URLSessionTask, for request: TransportRequest, isStreamed: Bool,
+                  events: @escaping @Sendable (TransportEvent) -> Void) {
+        var limit: Int?
+        var file: ResponseFileWriter?
+        switch request.destination {
+        case .memory(let bytes): limit = bytes
+        case .file(let url, let offset): file = ResponseFileWriter(url: url, offset: offset)
+        }
+        let route = Route(task: task, events: events, isStreamed: isStreamed, followsRedirects: request.followsRedirects, limit: limit, file: file)
+        routes.withLock { $0[task.taskIdentifier] = route }
     }
 
-    /// Registers a completion-handler (`.buffered`) task: only its challenges come here.
-    func registerBuffered(_ taskIdentifier: Int) {
-        routes.withLock { $0[taskIdentifier] = Route(events: { _ in }) }
-    }
-
-    /// Forgets a `.buffered` task; returns whether its challenge was refused, in which case the
-    /// caller delivers the 401 as a normal response.
+    /// Forgets a completion-handler task; returns whether its challenge was refused (the caller
+    /// then delivers the 401 as a normal response).
     func unregisterBuffered(_ task: URLSessionTask) -> Bool {
         routes.withLock { $0.removeValue(forKey: task.taskIdentifier)?.cancelledChallenge ?? false }
     }
 
-    private func events(for task: URLSessionTask, sawResponse: Bool = false) -> (@Sendable (TransportEvent) -> Void)? {
-        routes.withLock { routes in
-            if sawResponse { routes[task.taskIdentifier]?.sawResponse = true }
-            return routes[task.taskIdentifier]?.events
+    /// Cancels `task`, unless its redirect answer is being given right now: then just after.
+    func cancel(_ task: URLSessionTask, because failure: URLError? = nil) {
+        let cancelNow = routes.withLock { routes -> Bool in
+            guard var route = routes[task.taskIdentifier] else { return true }
+            route.cancelRequested = true
+            if route.failure == nil { route.failure = failure }
+            routes[task.taskIdentifier] = route
+            return !route.isAnsweringRedirect
         }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Cancels every task this delegate routes (the transport is being invalidated).
+    func cancelAll() {
+        routes.withLock { $0.values.map(\.task) }.forEach { cancel($0) }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let follows = routes.withLock { routes -> Bool? in
+            guard var route = routes[task.taskIdentifier], !route.cancelRequested else { return nil }
+            route.isAnsweringRedirect = true
+            routes[task.taskIdentifier] = route
+            return route.followsRedirects
+        }
+        // Cancelled already: its cancel completes the task; an answer now would be fatal.
+        guard let follows else { return }
+        completionHandler(follows ? request : nil)
+        let cancelNow = routes.withLock { routes -> Bool in
+            routes[task.taskIdentifier]?.isAnsweringRedirect = false
+            return routes[task.taskIdentifier]?.cancelRequested == true
+        }
+        // The answer is queued on the task's work queue; a cancel queued now runs after it.
+        if cancelNow { task.cancel() }
     }
 
     func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
         didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         // Always .allow: Linux ignores any other disposition.
         completionHandler(.allow)
         guard let http = response as? HTTPURLResponse else { return }
-        events(for: dataTask, sawResponse: true)?(.response(http))
+        let (route, tooLarge) = routes.withLock { routes -> (Route?, Bool) in
+            routes[dataTask.taskIdentifier]?.sawResponse = true
+            routes[dataTask.taskIdentifier]?.received = 0
+            guard let route = routes[dataTask.taskIdentifier], route.isStreamed else { return (nil, false) }
+            return (route, route.limit.map { http.expectedContentLength > Int64($0) } ?? false)
+        }
+        guard let route else { return }
+        if tooLarge { return cancel(dataTask, because: URLError(.dataLengthExceedsMaximum)) }
+        if let file = route.file, let error = file.begin() { return cancel(dataTask, because: error) }
+        route.events(.response(http))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        events(for: dataTask)?(.data(data))
+        let (route, tooLarge) = routes.withLock { routes -> (Route?, Bool) in
+            guard var route = routes[dataTask.taskIdentifier], route.isStreamed, !route.cancelRequested else { return (nil, false) }
+            route.received += data.count
+            routes[dataTask.taskIdentifier] = route
+            return (route, route.limit.map { route.received > $0 } ?? false)
+        }
+        guard let route else { return }
+        if tooLarge { return cancel(dataTask, because: URLError(.dataLengthExceedsMaximum)) }
+        if let error = route.file?.write(data) { return cancel(dataTask, because: error) }
+        route.events(.data(data))
     }
 
     func urlSession(
@@ -66,22 +141,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) {
+        guard let route = routes.withLock({ $0[task.taskIdentifier] }), route.isStreamed else { return }
         // Linux reports 0 for an unknown total, Apple platforms -1.
-        events(for: task)?(.sentBytes(totalBytesSent, expected: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil))
+        route.events(.sentBytes(totalBytesSent, expected: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let route = routes.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let route = routes.withLock({ routes -> Route? in
+            guard routes[task.taskIdentifier]?.isStreamed == true else { return nil }
+            return routes.removeValue(forKey: task.taskIdentifier)
+        }) else { return }
+        let closeError = route.file?.finish()
         if route.cancelledChallenge, let http = task.response as? HTTPURLResponse {
             // We refused the challenge: the caller gets the 401 as a normal response.
             if !route.sawResponse { route.events(.response(http)) }
             route.events(.completed(nil))
             return
         }
-        guard let error else {
-            route.events(.completed(nil))
-            return
-        }
+        if let failure = route.failure { return route.events(.completed(failure)) }
+        guard let error else { return route.events(.completed(closeError)) }
         route.events(.completed(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])))
     }
 
@@ -89,7 +167,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession,
         task: URLSessionTask,
         didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         let method = challenge.protectionSpace.authenticationMethod
         if Platform.isServerTrustChallenge(method) {

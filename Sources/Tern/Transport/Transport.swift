@@ -3,47 +3,97 @@ import Foundation
 /// The seam between a `Client` and the thing that moves bytes: `URLSessionTransport` by default,
 /// a stub in tests, a libcurl transport on Linux later.
 ///
-/// A transport speaks Foundation value types only. For each `start` it reports, in order and
-/// never concurrently for the same request: zero or more `.response` events (each new response
-/// — after an auth retry, say — replaces the previous one and its body), `.data` chunks and
-/// `.sentBytes` progress, then exactly one `.completed`. It must never create work after
-/// `invalidate()`; `start` then returns nil.
+/// A transport moves bytes and nothing else: it never follows redirects unless asked
+/// (`TransportRequest.followsRedirects`; Tern never asks, it follows them itself, the same on every
+/// platform), never decodes, and speaks Foundation value types only. For each `start` it reports,
+/// in order and never concurrently for the same request: zero or more `.response` events (each
+/// new response — after an auth retry, say — replaces the previous one and its body), `.data`
+/// chunks, `.sentBytes` progress and `.mark` timings, then exactly one `.completed`, never
+/// followed by anything. It must never create work after `invalidate()`; `start` then returns nil.
 /// Thread safety: implementations must be safe to call from any thread.
 public protocol Transport: Sendable {
-    /// Starts sending `request` and reports its progress to `events`.
+    /// Starts one exchange and reports it to `events`.
     /// - Parameters:
-    ///   - request: The fully built request. Its `timeoutInterval` is the caller's deadline in
-    ///     seconds; the client enforces that deadline itself, so the transport may use a longer one.
-    ///   - events: Receives the request's events; retained until `.completed` has been sent.
-    /// - Returns: A task that can cancel the request, or nil if the transport has been invalidated.
-    func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
+    ///   - request: What to send, where its body comes from and where the response goes. The
+    ///     `URLRequest`'s `timeoutInterval` is the caller's deadline in seconds; the client enforces
+    ///     that deadline itself, so the transport may use a longer one.
+    ///   - events: Receives the exchange's events; retained until `.completed` has been sent.
+    /// - Returns: A task that can cancel the exchange, or nil if the transport has been invalidated.
+    func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
 
-    /// Starts sending `request`; with `streaming` the body should arrive chunk by chunk as it
-    /// comes in (someone watches the progress), not once at the end. The default ignores
-    /// `streaming` and calls `start(_:events:)`.
-    func start(_ request: URLRequest, streaming: Bool, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
-
-    /// Cancels everything in flight and refuses new work. Cancelled requests complete with
+    /// Cancels everything in flight and refuses new work. Cancelled exchanges complete with
     /// `URLError(.cancelled)`.
     func invalidate()
 }
 
-extension Transport {
-    /// Calls `start(_:events:)`: a transport that always delivers one way needs no more.
-    public func start(_ request: URLRequest, streaming: Bool, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        start(request, events: events)
+/// One exchange as a transport sees it: the request, where its body comes from, where the
+/// response body goes, and how to deliver it.
+/// Thread safety: a value type, safe to share.
+public struct TransportRequest: Sendable {
+    /// Where the request body comes from.
+    public enum Body: Sendable, Equatable {
+        /// No body.
+        case none
+        /// These bytes.
+        case data(Data)
+        /// The contents of a file, streamed from disk (large uploads).
+        case file(URL)
+    }
+
+    /// Where the response body goes.
+    public enum Destination: Sendable, Equatable {
+        /// Into memory, delivered as `.data` events; with a limit, a body longer than `limit` bytes
+        /// ends the exchange with `URLError(.dataLengthExceedsMaximum)`.
+        case memory(limit: Int?)
+        /// Into a file, written from byte `offset` on (0 replaces the file; a larger offset resumes
+        /// a download). The transport writes each chunk, then still reports it as `.data` for
+        /// progress; the receiver counts such chunks and does not keep them.
+        case file(URL, offset: Int64)
+    }
+
+    /// The request line and headers (its `httpBody` is always nil: the body is in `body`).
+    public var urlRequest: URLRequest
+    /// Where the body comes from. Default: the `URLRequest`'s `httpBody`, if any.
+    public var body: Body
+    /// Where the response body goes. Default: memory, without a limit.
+    public var destination: Destination
+    /// Whether the body should arrive chunk by chunk as it comes in (someone watches progress)
+    /// rather than once at the end. Default false; a transport may always stream.
+    public var streamsBody: Bool
+    /// Whether the transport should follow redirects itself. Default false: a 3xx response is
+    /// handed back as it is, and Tern decides.
+    public var followsRedirects: Bool
+
+    /// Creates a transport request; a body set on `urlRequest` moves into `body`.
+    public init(_ urlRequest: URLRequest, destination: Destination = .memory(limit: nil), streamsBody: Bool = false,
+                followsRedirects: Bool = false) {
+        var urlRequest = urlRequest
+        self.body = urlRequest.httpBody.map(Body.data) ?? .none
+        urlRequest.httpBody = nil
+        self.urlRequest = urlRequest
+        self.destination = destination
+        self.streamsBody = streamsBody
+        self.followsRedirects = followsRedirects
+    }
+
+    /// The `URLRequest` with an in-memory body put back, as the wire sees it (for stubs and logs).
+    public var urlRequestWithBody: URLRequest {
+        guard case .data(let data) = body else { return urlRequest }
+        var request = urlRequest
+        request.httpBody = data
+        return request
     }
 }
 
-/// One request in flight inside a transport.
+/// One exchange in flight inside a transport.
 /// Thread safety: implementations must be safe to call from any thread.
 public protocol TransportTask: Sendable {
-    /// Stops the request; the transport then completes it with `URLError(.cancelled)`, unless it
+    /// Stops the exchange; the transport then completes it with `URLError(.cancelled)`, unless it
     /// already completed. Calling it more than once has no further effect.
     func cancel()
 }
 
-/// What a transport reports about one request.
+/// What a transport reports about one exchange.
 /// Thread safety: a value type, safe to share.
 public enum TransportEvent: Sendable {
     /// Response headers arrived; discard any body received before.
@@ -52,6 +102,34 @@ public enum TransportEvent: Sendable {
     case data(Data)
     /// Upload progress: bytes of the body sent so far, and the total if known.
     case sentBytes(Int64, expected: Int64?)
-    /// The request ended: `nil` after a complete response, otherwise the failure.
+    /// A moment of the exchange, for timings. Optional: Tern stamps the start, the response head
+    /// and the end itself when a transport sends none.
+    case mark(TransportMark)
+    /// The exchange ended: `nil` after a complete response, otherwise the failure.
     case completed(URLError?)
+}
+
+/// A moment in one exchange, on the monotonic clock.
+/// Thread safety: a value type, safe to share.
+public struct TransportMark: Sendable, Equatable {
+    /// Which moment.
+    public enum Kind: Sendable, Equatable {
+        /// The request started (connection or reuse, then the request line).
+        case requestStart
+        /// The response head (status and headers) arrived.
+        case responseHead
+        /// The last byte of the response arrived, or the exchange failed.
+        case end
+    }
+
+    /// Which moment.
+    public var kind: Kind
+    /// When, as `DispatchTime` uptime nanoseconds.
+    public var uptimeNanoseconds: UInt64
+
+    /// Creates a mark; `uptimeNanoseconds` defaults to now.
+    public init(_ kind: Kind, uptimeNanoseconds: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+        self.kind = kind
+        self.uptimeNanoseconds = uptimeNanoseconds
+    }
 }

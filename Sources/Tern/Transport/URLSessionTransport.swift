@@ -3,7 +3,9 @@ import Foundation
 /// The default transport: one `URLSession` with one session-level delegate.
 ///
 /// The delegate answers every authentication challenge (an unanswered 401 Basic hangs forever on
-/// Linux) and, in `.streamed` mode, routes each task's response, data and completion events by
+/// Linux), hands redirects back unfollowed (Tern follows them itself), is the only way a task is
+/// cancelled (so a cancel never lands inside FoundationNetworking's redirect window, which crashes
+/// on Linux), and, for streamed exchanges, routes each task's response, data and completion by
 /// task identifier. After `invalidate()` it creates no more tasks (creating one on an invalidated
 /// session crashes on Linux) and `start` returns nil.
 /// Thread safety: safe to use from any thread.
@@ -28,7 +30,8 @@ public final class URLSessionTransport: Transport {
     ///   - configuration: The session configuration, used as given (set `urlCache = nil` yourself
     ///     if you build one by hand; `Client` does).
     ///   - credential: Answers HTTP Basic challenges; without it a 401 is delivered as a response.
-    ///   - delivery: `.buffered` (default) or `.streamed`.
+    ///   - delivery: `.buffered` (default) or `.streamed`; exchanges that ask for streaming, or
+    ///     write their body to a file, are streamed either way.
     public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .buffered) {
         delegate = SessionDelegate(credential: credential)
         self.delivery = delivery
@@ -43,42 +46,51 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
-    /// Starts a data task for `request` in this transport's delivery mode; nil once invalidated.
-    public func start(_ request: URLRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        start(request, streaming: delivery == .streamed, events: events)
-    }
-
-    /// Starts a data task for `request`, streamed through the delegate when `streaming` is set
-    /// (whatever the transport's delivery mode), else buffered; nil once invalidated.
-    public func start(_ request: URLRequest, streaming: Bool, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        var request = request
-        request.timeoutInterval = Platform.sessionTimeout(forDeadline: request.timeoutInterval)
-        let task: URLSessionDataTask? = isInvalidated.withLock { invalidated in
+    /// Starts a data (or upload-from-file) task for `request`; nil once invalidated.
+    public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        var urlRequest = request.urlRequest
+        urlRequest.timeoutInterval = Platform.sessionTimeout(forDeadline: urlRequest.timeoutInterval)
+        var streamed = request.streamsBody || delivery == .streamed
+        if case .file = request.destination { streamed = true }
+        let task: URLSessionTask? = isInvalidated.withLock { invalidated in
             // Creating the task under the lock `invalidate()` takes: no task on a dead session.
             guard !invalidated else { return nil }
-            if streaming || delivery == .streamed {
-                let task = session.dataTask(with: request)
-                delegate.register(task.taskIdentifier, events: events)
-                return task
+            let task: URLSessionTask
+            if streamed {
+                task = makeTask(urlRequest, body: request.body, completion: nil)
             } else {
                 let slot = TaskSlot()
-                let task = session.dataTask(with: request) { [delegate] data, response, error in
+                let limit: Int? = if case .memory(let limit) = request.destination { limit } else { nil }
+                task = makeTask(urlRequest, body: request.body) { [delegate] data, response, error in
                     let refusedChallenge = slot.task.map { delegate.unregisterBuffered($0) } ?? false
                     Self.deliver(data: data, response: refusedChallenge ? slot.task?.response : response,
-                                 error: refusedChallenge ? nil : error, to: events)
+                                 error: refusedChallenge ? nil : error, limit: limit, to: events)
                 }
                 slot.task = task
-                delegate.registerBuffered(task.taskIdentifier)
-                return task
             }
+            delegate.register(task, for: request, isStreamed: streamed, events: events)
+            return task
         }
         guard let task else { return nil }
         task.resume()
-        return SessionTask(task: task)
+        return SessionTask(task: task, delegate: delegate)
+    }
+
+    private typealias Completion = @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+
+    private func makeTask(_ request: URLRequest, body: TransportRequest.Body, completion: Completion?) -> URLSessionTask {
+        if case .file(let file) = body {
+            return completion.map { session.uploadTask(with: request, fromFile: file, completionHandler: $0) }
+                ?? session.uploadTask(with: request, fromFile: file)
+        }
+        var request = request
+        if case .data(let data) = body { request.httpBody = data }
+        return completion.map { session.dataTask(with: request, completionHandler: $0) } ?? session.dataTask(with: request)
     }
 
     /// Turns a completion handler's arguments into transport events.
-    private static func deliver(data: Data?, response: URLResponse?, error: (any Error)?, to events: (TransportEvent) -> Void) {
+    private static func deliver(data: Data?, response: URLResponse?, error: (any Error)?, limit: Int?,
+                                to events: (TransportEvent) -> Void) {
         if let error {
             events(.completed(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])))
             return
@@ -87,6 +99,7 @@ public final class URLSessionTransport: Transport {
             events(.completed(URLError(.badServerResponse)))
             return
         }
+        if let limit, let data, data.count > limit { return events(.completed(URLError(.dataLengthExceedsMaximum))) }
         events(.response(http))
         if let data, !data.isEmpty { events(.data(data)) }
         events(.completed(nil))
@@ -98,14 +111,19 @@ public final class URLSessionTransport: Transport {
             defer { invalidated = true }
             return invalidated
         }
-        if !wasInvalidated { session.invalidateAndCancel() }
+        guard !wasInvalidated else { return }
+        // Cancelled one by one through the delegate (never inside a redirect answer), then the
+        // session is let go once they have ended.
+        delegate.cancelAll()
+        session.finishTasksAndInvalidate()
     }
 }
 
-/// A URLSession task behind the `TransportTask` seam.
+/// A URLSession task behind the `TransportTask` seam; cancelled through the delegate.
 private struct SessionTask: TransportTask {
     let task: URLSessionTask
-    func cancel() { task.cancel() }
+    let delegate: SessionDelegate
+    func cancel() { delegate.cancel(task) }
 }
 
 /// Lets a completion handler reach the task it belongs to.

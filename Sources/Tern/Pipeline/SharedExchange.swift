@@ -1,17 +1,17 @@
 import Foundation
 
-/// One network call shared by identical requests (`RepeatStrategy.share`).
+/// One exchange shared by the identical attempts of several calls (`RepeatStrategy.share`).
 ///
-/// Members join until the call completes; then each member receives the whole response at once
-/// (response, body, completion), so a member that joined late misses nothing. A member leaving
-/// (cancel, timeout, owner released) detaches only itself; the call is cancelled when the last
-/// member leaves. A closed flight accepts no members: the next identical request starts a new one.
+/// Attempts join until the exchange completes; then each receives the whole response at once
+/// (head, body, completion), so an attempt that joined late misses nothing, and each call goes on
+/// from there on its own (validates, decodes, follows a redirect — whose next attempt may join
+/// another shared exchange). Members with a progress handler see progress live. A member leaving
+/// (cancel, timeout, owner released) detaches only itself; the exchange is cancelled when the last
+/// member leaves. A closed exchange accepts no members: the next identical attempt starts a new one.
 /// Thread safety: safe to use from any thread.
-final class Flight: Sendable {
-    typealias Member = (core: RequestCore, mapError: @Sendable (URLError) -> TernError)
-
+final class SharedExchange: Sendable {
     private struct State {
-        var members: [UInt64: Member] = [:]
+        var members: [UInt64: Attempt] = [:]
         var task: (any TransportTask)?
         var response: HTTPURLResponse?
         var body = Data()
@@ -20,31 +20,32 @@ final class Flight: Sendable {
 
     let identity: RequestIdentity
     private let state = Locked(State())
-    private let onClosed: @Sendable (Flight) -> Void
+    private let onClosed: @Sendable (SharedExchange) -> Void
 
-    init(identity: RequestIdentity, onClosed: @escaping @Sendable (Flight) -> Void) {
+    init(identity: RequestIdentity, onClosed: @escaping @Sendable (SharedExchange) -> Void) {
         self.identity = identity
         self.onClosed = onClosed
     }
 
-    /// Adds a member; false when the flight has already closed.
-    func join(_ core: RequestCore, mapError: @escaping @Sendable (URLError) -> TernError) -> Bool {
+    /// Adds the attempt of request `id`; false when the exchange has already closed.
+    func join(_ attempt: Attempt, of id: UInt64) -> Bool {
         state.withLock { state in
             guard !state.isClosed else { return false }
-            state.members[core.id] = (core, mapError)
+            state.members[id] = attempt
             return true
         }
     }
 
-    /// Starts the network call. When the transport refuses (it was invalidated), the flight
-    /// closes and returns its members so that the client can end each with `.clientInvalidated`.
-    /// With `streaming`, members with a progress handler see the body's progress as it arrives.
-    func start(_ request: URLRequest, on transport: any Transport, streaming: Bool) -> [RequestCore] {
-        guard let task = transport.start(request, streaming: streaming, events: { [self] event in receive(event) }) else {
-            let members = state.withLock { state -> [RequestCore] in
+    /// Starts the exchange through `start` (the client's one way to the transport). When the
+    /// transport refuses (it was invalidated) the exchange closes and returns its members, for
+    /// the client to end each one.
+    func start(_ request: TransportRequest,
+               through start: (TransportRequest, @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?) -> [Attempt] {
+        guard let task = start(request, { [self] event in receive(event) }) else {
+            let members = state.withLock { state -> [Attempt] in
                 state.isClosed = true
                 defer { state.members = [:] }
-                return state.members.values.map(\.core)
+                return Array(state.members.values)
             }
             onClosed(self)
             return members
@@ -58,7 +59,7 @@ final class Flight: Sendable {
         return []
     }
 
-    /// Detaches one member; cancels the call when it was the last.
+    /// Detaches the attempt of request `id`; cancels the exchange when it was the last.
     func leave(_ id: UInt64) {
         let task = state.withLock { state -> (any TransportTask)?? in
             guard state.members.removeValue(forKey: id) != nil, state.members.isEmpty, !state.isClosed else { return nil }
@@ -88,8 +89,10 @@ final class Flight: Sendable {
             watchers.forEach { $0.received(chunk.count) }
         case .sentBytes(let total, let expected):
             state.withLock { Self.progressWatchers($0) }.forEach { $0.sent(total, expected: expected) }
+        case .mark:
+            break
         case .completed(let error):
-            let finished = state.withLock { state -> ([Member], HTTPURLResponse?, Data)? in
+            let finished = state.withLock { state -> ([Attempt], HTTPURLResponse?, Data)? in
                 guard !state.isClosed else { return nil }
                 state.isClosed = true
                 defer { state.members = [:]; state.task = nil; state.body = Data() }
@@ -98,24 +101,23 @@ final class Flight: Sendable {
             guard let (members, response, body) = finished else { return }
             onClosed(self)
             for member in members {
-                if let response { member.core.receive(.response(response), mapError: member.mapError) }
-                if !body.isEmpty { member.core.receive(.data(body), mapError: member.mapError) }
-                member.core.receive(.completed(error), mapError: member.mapError)
+                // Replayed with progress: a member that joined late then still ends at the full count.
+                if let response { member.receive(.response(response)) }
+                if !body.isEmpty { member.receive(.data(body)) }
+                member.receive(.completed(error))
             }
         }
     }
-}
 
-extension Flight {
     /// The progress reporters of the members still listening.
     private static func progressWatchers(_ state: State) -> [ProgressReporter] {
-        state.isClosed ? [] : state.members.values.compactMap(\.core.progress)
+        state.isClosed ? [] : state.members.values.compactMap(\.progress)
     }
 }
 
-/// A member's place in a flight: cancelling it leaves the flight.
-struct FlightMembership: TransportTask {
-    let flight: Flight
+/// An attempt's place in a shared exchange: cancelling it leaves the exchange.
+struct SharedExchangeMembership: TransportTask {
+    let exchange: SharedExchange
     let id: UInt64
-    func cancel() { flight.leave(id) }
+    func cancel() { exchange.leave(id) }
 }

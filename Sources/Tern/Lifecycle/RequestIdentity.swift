@@ -1,0 +1,70 @@
+import Foundation
+
+/// What the repeat strategies compare: method, URL with its query pairs sorted, the body, and the
+/// headers that say who is asking — `Authorization`, `Cookie` and any the client or request names
+/// (`identityHeaders`) — so requests with different credentials never share a response or cancel
+/// each other. For `.cancelOlder` and `.ignoreNewer` a caller-chosen key can replace all of it.
+/// Cookies that URLSession adds from its cookie storage are not seen here; a client that shares
+/// calls between users should send them as headers or use one client per user.
+struct RequestIdentity: Hashable, Sendable {
+    let method: String
+    let url: String
+    let body: Data?
+    let headers: [String]
+
+    /// Headers that always take part: the ones that carry who is asking.
+    static let credentialHeaders: Set<String> = ["authorization", "cookie"]
+
+    init(key: String) {
+        method = ""
+        url = "key:" + key
+        body = nil
+        headers = []
+    }
+
+    init(_ request: URLRequest, headerNames: Set<String> = credentialHeaders) {
+        method = request.httpMethod ?? "GET"
+        body = request.httpBody
+        url = request.url.map { Self.canonical($0, keepingQuery: true) } ?? ""
+        let fields = request.allHTTPHeaderFields ?? [:]
+        headers = fields.compactMap { name, value in
+            headerNames.contains(name.lowercased()) ? name.lowercased() + ":" + value : nil
+        }.sorted()
+    }
+
+    /// The identity a request is admitted under, or nil when its strategy compares nothing (`.allow`).
+    init?<Value>(for request: Request<Value>, _ urlRequest: URLRequest, strategy: RepeatStrategy, configuration: ClientConfiguration) {
+        switch strategy {
+        case .allow:
+            return nil
+        case .share:
+            self.init(sharing: urlRequest, configuration: configuration, request: request)
+        case .cancelOlder, .ignoreNewer:
+            if let key = request.repeatKey {
+                self.init(key: key)
+            } else {
+                self.init(sharing: urlRequest, configuration: configuration, request: request)
+            }
+        }
+    }
+
+    /// The identity of one attempt's request, under the client's and the request's named headers.
+    init<Value>(sharing urlRequest: URLRequest, configuration: ClientConfiguration, request: Request<Value>) {
+        let named = configuration.identityHeaders.union(request.identityHeaders)
+        self.init(urlRequest, headerNames: named.isEmpty ? Self.credentialHeaders
+                                                         : Self.credentialHeaders.union(named.map { $0.lowercased() }))
+    }
+
+    /// The URL with lower-cased scheme and host, no fragment, and its query pairs sorted (or no
+    /// query at all): two URLs that differ only in query order compare equal.
+    static func canonical(_ url: URL, keepingQuery: Bool) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.fragment = nil
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        components.percentEncodedQuery = keepingQuery
+            ? components.percentEncodedQuery.map { $0.split(separator: "&").sorted().joined(separator: "&") }
+            : nil
+        return components.string ?? url.absoluteString
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// One exchange with the transport for a `Call`: the first request, a followed redirect, a retry.
+///
+/// It collects what its exchange reports — the response head, the body, progress, timing marks —
+/// and hands one outcome to its call when the exchange completes. An attempt runs either alone on
+/// the transport or as a member of a `SharedExchange` (`RepeatStrategy.share`), which feeds it
+/// the same events. A new response head restarts the body and the download progress.
+/// Thread safety: events arrive from its exchange one at a time (the transport's contract), and
+/// everything else is set before the exchange starts.
+// Sendable: `head`, `body` and `marks` are touched only by the exchange's serial event stream.
+final class Attempt: @unchecked Sendable {
+    /// 1 for the first exchange of a request, 2 for the next, and so on.
+    let number: Int
+    /// What this attempt sends.
+    let request: TransportRequest
+    /// The call it belongs to.
+    let call: any AttemptOwner
+    private var head: HTTPURLResponse?
+    private var body = Data()
+    private var keepsBody = true
+    private(set) var marks = AttemptMarks()
+
+    init(number: Int, request: TransportRequest, call: any AttemptOwner) {
+        self.number = number
+        self.request = request
+        self.call = call
+        if case .file = request.destination { keepsBody = false }
+        marks.start = DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// The progress reporter of the request, if it has one.
+    var progress: ProgressReporter? { call.core.progress }
+
+    /// Feeds one event of this attempt's exchange.
+    func receive(_ event: TransportEvent) {
+        switch event {
+        case .response(let response):
+            head = response
+            body = Data()
+            if marks.head == nil { marks.head = DispatchTime.now().uptimeNanoseconds }
+            progress?.responseStarted(response)
+        case .data(let chunk):
+            // A buffered transport hands over the whole body at once: keep it, do not copy it.
+            if keepsBody { if body.isEmpty { body = chunk } else { body.append(chunk) } }
+            progress?.received(chunk.count)
+        case .sentBytes(let total, let expected):
+            progress?.sent(total, expected: expected)
+        case .mark(let mark):
+            marks.record(mark)
+        case .completed(let error):
+            if marks.end == nil { marks.end = DispatchTime.now().uptimeNanoseconds }
+            let outcome: Result<RawResponse, URLError>
+            if let error {
+                outcome = .failure(error)
+            } else if let head {
+                outcome = .success(RawResponse(response: head, data: body))
+            } else {
+                outcome = .failure(URLError(.badServerResponse))
+            }
+            head = nil
+            body = Data()
+            call.attemptFinished(self, outcome)
+        }
+    }
+}
+
+/// The moments of one attempt on the monotonic clock (uptime nanoseconds), from the transport's
+/// marks where it sends them, else stamped as its events arrive.
+/// Thread safety: a value type, safe to share.
+struct AttemptMarks: Sendable, Equatable {
+    var start: UInt64 = 0
+    var head: UInt64?
+    var end: UInt64?
+
+    mutating func record(_ mark: TransportMark) {
+        switch mark.kind {
+        case .requestStart: start = mark.uptimeNanoseconds
+        case .responseHead: head = mark.uptimeNanoseconds
+        case .end: end = mark.uptimeNanoseconds
+        }
+    }
+}
+
+/// What an attempt reports to: its `Call`.
+protocol AttemptOwner: Sendable {
+    /// The request's lifecycle.
+    var core: RequestCore { get }
+    /// The attempt's exchange completed with a response and its body, or failed.
+    func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>)
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Stage 6: validation and decoding, and where they run.
+///
+/// Small bodies through Tern's own serializers are processed on the thread that produced them —
+/// the transport's, or the cache reader's — because a hop costs more than the work. Anything that
+/// may be slow leaves that thread, so one slow response never delays the others of the client
+/// (for `URLSessionTransport` every response of a client arrives on one serial queue; a libcurl
+/// event loop would stall every transfer): a custom serializer (user code), a `Decodable` of a
+/// body over `ProcessingThresholds.decodable`, any body over `ProcessingThresholds.inline`, and a
+/// network response that may be written to disk or checked by a store predicate.
+extension Call {
+    /// Validates and decodes an outcome into the request's response.
+    func process(_ outcome: Result<RawResponse, TernError>) -> Result<Response<Value>, TernError> {
+        outcome.flatMap { raw in
+            Result { () throws(TernError) -> Response<Value> in
+                let validation = request.validation ?? client.configuration.validation
+                try validation.validate(raw.response, body: raw.data, serializerTypes: request.serializer.acceptableContentTypes)
+                let value = try request.serializer.value(from: raw.data, response: raw.response, method: request.method)
+                return makeResponse(raw, value: value)
+            }
+        }
+    }
+
+    /// The response for `raw` decoded as `value`, with the timing and redirects so far.
+    func makeResponse(_ raw: RawResponse, value: Value) -> Response<Value> {
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
+        return Response(request: urlRequest, httpResponse: raw.response, data: raw.data, value: value,
+                        timing: Timing(start: started.date, duration: seconds), source: raw.source,
+                        attempt: core.attempt, redirects: route.withLock { $0.redirects })
+    }
+
+    /// Whether processing `outcome` should leave the current thread.
+    func processesElsewhere(_ outcome: Result<RawResponse, TernError>) -> Bool {
+        guard case .success(let raw) = outcome else { return false }
+        if raw.source == .network, let plan, plan.mayBeSlowToStore { return true }
+        switch request.serializer.kind {
+        case .custom: return true
+        case .decodable: return raw.data.count > ProcessingThresholds.decodable
+        case .builtIn: return raw.data.count > ProcessingThresholds.inline
+        }
+    }
+}
+
+/// Body sizes above which decoding leaves the transport's thread.
+enum ProcessingThresholds {
+    /// Tern's own serializers (data, string, JSON): JSON parses at about 50 MB/s here, so 64 KB
+    /// holds a transport thread for about a millisecond.
+    static let inline = 64 << 10
+    /// `Decodable` through `JSONDecoder`, several times slower than Tern's parser.
+    static let decodable = 16 << 10
+}

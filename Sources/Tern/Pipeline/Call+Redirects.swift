@@ -1,0 +1,57 @@
+import Foundation
+
+/// What to do about an attempt's redirect response.
+enum RedirectStep: Sendable {
+    /// Send this request as the next attempt; record the redirect.
+    case follow(URLRequest, Redirect)
+    /// End the request with this error.
+    case refuse(TernError)
+}
+
+extension Call {
+    /// The step a redirect response calls for, or nil when `raw` is not a redirect to follow
+    /// (not 301/302/303/307/308, no `Location`, or the policy does not follow).
+    func redirectStep(after raw: RawResponse) -> RedirectStep? {
+        let status = raw.response.statusCode
+        guard redirectPolicy.follows, Self.followedStatuses.contains(status),
+              let location = raw.response.value(forHTTPHeaderField: "Location") else { return nil }
+        let (current, followed) = route.withLock { ($0.current, $0.redirects.count) }
+        guard let from = current.url else { return nil }
+        guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
+            return .refuse(.redirectFailed(.invalidLocation(location, from: from)))
+        }
+        guard followed < redirectPolicy.limit else {
+            return .refuse(.redirectFailed(.tooMany(limit: redirectPolicy.limit, url: from)))
+        }
+        if from.scheme?.lowercased() == "https", scheme == "http", !redirectPolicy.allowsInsecureDowngrade {
+            return .refuse(.redirectFailed(.insecureDowngrade(from: from, to: target)))
+        }
+        var next = current
+        next.url = target
+        let method = (current.httpMethod ?? "GET").uppercased()
+        if (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST") {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            for header in ["Content-Type", "Content-Length", "Content-Encoding"] { next.setValue(nil, forHTTPHeaderField: header) }
+        }
+        if !Self.sameOrigin(from, target) {
+            let dropped = RedirectPolicy.credentialHeaders.union(redirectPolicy.sensitiveHeaders.map { $0.lowercased() })
+            for name in (next.allHTTPHeaderFields ?? [:]).keys where dropped.contains(name.lowercased()) {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        return .follow(next, Redirect(statusCode: status, from: from, to: target))
+    }
+
+    private static var followedStatuses: Set<Int> { [301, 302, 303, 307, 308] }
+
+    /// Same scheme, host and port (default ports made explicit).
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(a) == origin(b)
+    }
+}

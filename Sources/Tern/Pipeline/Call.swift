@@ -1,0 +1,242 @@
+import Foundation
+
+/// One request's whole life, in the order it happens. Read this file top to bottom to follow a
+/// request; stages with substance live beside it (`Call+Cache.swift`, `Call+Redirects.swift`,
+/// `Call+Processing.swift`).
+///
+/// 1. prepare — build the `URLRequest` (a request that cannot be built fails here, after `send`
+///    returns);
+/// 2. admit — enter the client's registry under the repeat strategy, arm the deadline;
+/// 3. read the cache, when the policy says so — a hit can end the request here;
+/// 4. start attempt *n* — one exchange with the transport, alone or shared with identical ones;
+/// 5. attempt finished — a redirect becomes attempt *n + 1*;
+/// 6. process — validate and decode, off the transport's thread when that may be slow;
+/// 7. decide — deliver, or wait and make another attempt;
+/// 8. store — write the response to the cache when the policy allows;
+/// 9. deliver — exactly once, on the callback queue.
+///
+/// Cancellation, the deadline and lifetimes can end the request at any stage; the `RequestCore`
+/// state machine decides who wins, and every stage checks it before going on. With no hooks and a
+/// small body the whole path stays on the thread that produced the response: no `Task`, no hop.
+/// Thread safety: safe to use from any thread; stages of one call run one after another.
+final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
+    typealias Completion = @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
+    typealias CacheHit = @Sendable (RequestHandle?, Response<Value>) -> Void
+
+    let client: Client
+    let request: Request<Value>
+    /// The request as prepared, before any redirect.
+    let urlRequest: URLRequest
+    let core: RequestCore
+    let queue: CallbackQueue
+    let strategy: RepeatStrategy
+    let redirectPolicy: RedirectPolicy
+    let plan: CachePlan?
+    let cacheHit: CacheHit?
+    let completion: Completion
+    let started: (date: Date, uptime: UInt64)
+    /// The handle, kept alive until delivery when the lifetime says the engine owns it.
+    let retainedHandle: RequestHandle?
+    /// The request of the latest attempt and the redirects followed to reach it.
+    let route: Locked<Route>
+
+    struct Route: Sendable {
+        var current: URLRequest
+        var redirects: [Redirect] = []
+    }
+
+    // MARK: 1. Prepare
+
+    /// Prepares `request`, then admits and starts it (stages 1–4); returns its handle.
+    static func start(_ request: Request<Value>, on client: Client, queue: CallbackQueue, progressQueue: CallbackQueue,
+                      alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion) -> RequestHandle {
+        let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
+        let configuration = client.configuration
+        let reports = alwaysReport || (request.reportsCancellation ?? configuration.reportsCancellation)
+        let urlRequest: URLRequest
+        do {
+            urlRequest = try RequestBuilder.makeURLRequest(request, configuration: configuration)
+            guard !client.isInvalidated else { throw TernError.clientInvalidated }
+        } catch {
+            let core = RequestCore(method: request.method, url: nil, tags: request.tags, lifetime: request.lifetime)
+            return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
+        }
+        let strategy = request.repeatStrategy ?? configuration.repeatStrategy
+        let progress = request.progress.map { ProgressReporter(queue: progressQueue, handler: $0) }
+        let identity = RequestIdentity(for: request, urlRequest, strategy: strategy, configuration: configuration)
+        let core = RequestCore(method: request.method, url: urlRequest.url, tags: request.tags, lifetime: request.lifetime,
+                               reportsCancellation: reports, identity: identity, progress: progress)
+        // Only the caller holds the handle, unless the lifetime says the engine owns it.
+        let handle = core.makeHandle()
+        let call = Call(request, urlRequest, core, client: client, queue: queue, strategy: strategy, started: started,
+                        retainedHandle: core.retainsHandle ? handle : nil, cacheHit: cacheHit, completion: completion)
+        call.admit()
+        return handle
+    }
+
+    private init(_ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
+                 queue: CallbackQueue, strategy: RepeatStrategy, started: (date: Date, uptime: UInt64),
+                 retainedHandle: RequestHandle?, cacheHit: CacheHit?, completion: @escaping Completion) {
+        self.client = client
+        self.request = request
+        self.urlRequest = urlRequest
+        self.core = core
+        self.queue = queue
+        self.strategy = strategy
+        self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
+        self.plan = client.cachePlan(for: request, urlRequest)
+        self.cacheHit = cacheHit
+        self.completion = completion
+        self.started = started
+        self.route = Locked(Route(current: urlRequest))
+        self.retainedHandle = retainedHandle
+    }
+
+    // MARK: 2. Admit
+
+    private func admit() {
+        core.begin(self)
+        switch client.admit(core, strategy: strategy) {
+        case .duplicate:
+            core.cancel(.duplicate)
+        case .run(let superseded):
+            superseded.forEach { $0.cancel(.superseded) }
+            core.startDeadline(after: request.timeout ?? client.configuration.timeout)
+            if let plan, plan.reads {
+                readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
+            } else {
+                startAttempt(urlRequest, after: 0)
+            }
+        }
+        if request.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
+        core.markSent()
+    }
+
+    // MARK: 3. Read the cache — see Call+Cache.swift
+
+    // MARK: 4. Start attempt n
+
+    /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest`, unless the
+    /// request ended or moved on meanwhile.
+    func startAttempt(_ urlRequest: URLRequest, after previous: Int) {
+        guard let number = core.nextAttempt(after: previous) else { return }
+        let attempt = Attempt(number: number, request: TransportRequest(urlRequest, streamsBody: core.progress != nil), call: self)
+        if strategy == .share,
+           let membership = client.join(attempt, of: core.id,
+                                        sharing: RequestIdentity(sharing: urlRequest, configuration: client.configuration, request: request)) {
+            core.attach(membership, attempt: number)
+        } else if let task = client.startExchange(attempt.request, events: { attempt.receive($0) }) {
+            core.attach(task, attempt: number)
+        } else {
+            // The transport was invalidated after `send` checked.
+            core.fail(.clientInvalidated)
+        }
+    }
+
+    // MARK: 5. Attempt finished
+
+    /// Attempt `attempt` completed: follow a redirect as the next attempt, or go on with its outcome.
+    func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>) {
+        if case .success(let raw) = outcome, let step = redirectStep(after: raw) {
+            switch step {
+            case .follow(let next, let redirect):
+                guard core.isCurrent(attempt.number) else { return }
+                route.withLock { $0.redirects.append(redirect); $0.current = next }
+                return startAttempt(next, after: attempt.number)
+            case .refuse(let error):
+                return finish(.failure(error), attempt: attempt.number)
+            }
+        }
+        finish(outcome.mapError(transportError), attempt: attempt.number)
+    }
+
+    /// The request's last outcome is in (from attempt `number`, or from the cache when nil):
+    /// resolve it against the cache entry, then process it here or off this thread.
+    func finish(_ outcome: Result<RawResponse, TernError>, attempt number: Int?) {
+        guard core.complete(attempt: number) else { return }
+        let resolved = plan?.resolve(outcome) ?? outcome
+        if processesElsewhere(resolved) {
+            Self.processingQueue.async { self.processAndDecide(resolved) }
+        } else {
+            processAndDecide(resolved)
+        }
+    }
+
+    // MARK: 6. Process — see Call+Processing.swift
+
+    // MARK: 7. Decide
+
+    private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
+        let result = process(outcome)
+        let attempt = core.attempt
+        switch client.configuration.afterAttempt?(AttemptReport(attempt: attempt, result: result.map { _ in () })) ?? .deliver {
+        case .deliver:
+            if case .success(let response) = result { store(response) }
+            deliver(result, claim: .onDelivery)
+        case .retry(let delay):
+            guard core.wait(.beforeNextAttempt) else { return }
+            let next = route.withLock { $0.current }
+            Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in
+                guard core.resume() else { return }
+                startAttempt(next, after: attempt)
+            }
+        }
+    }
+
+    // MARK: 8. Store
+
+    private func store(_ response: Response<Value>) {
+        plan?.storeIfAllowed(response)
+    }
+
+    // MARK: 9. Deliver
+
+    /// Delivers the terminal result on the callback queue: never inside `send`, never after a
+    /// cancel won, never to a released owner.
+    func deliver(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
+        let run = core.isInsideSend ? queue.performLater : queue.perform
+        let handle = retainedHandle
+        switch claim {
+        case .claimed:
+            run { [self] in if core.isListenedTo { completion(handle ?? core.handle, result) } }
+        case .onDelivery:
+            run { [self] in
+                if core.lifetime.ownerIsGone {
+                    core.cancel(.ownerReleased)
+                } else if core.claim(), core.isListenedTo {
+                    completion(handle ?? core.handle, result)
+                }
+            }
+        }
+    }
+
+    /// Delivers an error that ended the request early (cancel, timeout).
+    func deliverEarly(_ error: TernError) {
+        deliver(.failure(error), claim: .claimed)
+    }
+
+    /// A request that failed inside `send`: its callback runs after `send` returns.
+    private static func failedInsideSend(_ core: RequestCore, _ error: TernError, queue: CallbackQueue,
+                                         completion: @escaping Completion) -> RequestHandle {
+        let handle = core.makeHandle()
+        core.fail(error)  // no call has begun: this only marks it finished; delivered below
+        let retainedHandle = core.retainsHandle ? handle : nil
+        queue.performLater { [weak handle] in
+            let handle = retainedHandle ?? handle
+            if core.lifetime.kind != .detached || handle != nil { completion(handle, .failure(error)) }
+        }
+        return handle
+    }
+
+    /// The error a transport failure becomes.
+    private func transportError(_ error: URLError) -> TernError {
+        switch error.code {
+        case .timedOut: .timedOut(after: request.timeout ?? client.configuration.timeout)
+        case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
+        default: .transport(error)
+        }
+    }
+
+    /// Where slow processing and retry delays run: never a transport's callback thread.
+    static var processingQueue: DispatchQueue { DispatchQueue.global(qos: .userInitiated) }
+}
