@@ -19,6 +19,8 @@ let package = Package(
         .target(name: "TernStubs", dependencies: ["Tern"]),
         .executableTarget(name: "weather", dependencies: ["Tern", "TernStubs"]),
         .executableTarget(name: "tern-bench", dependencies: ["Tern", "TernCache"]),
+        // Many requests with redirects, faults and random cancels: survives, each ends exactly once.
+        .executableTarget(name: "tern-soak", dependencies: ["Tern"]),
         // Writes to a disk cache until killed: the crash-safety tests kill it at random moments.
         .executableTarget(name: "tern-cache-writer", dependencies: ["TernCache"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs", "TernCache"]),

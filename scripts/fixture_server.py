@@ -19,6 +19,9 @@ Loopback only. Endpoints (all GET unless noted):
   /cached?key=K&etag=E&lm=1&cc=C&code=N  a cacheable JSON resource (see _cached), counted under K
   /cached-state?key=K&state=up|503|reset  makes /cached?key=K answer normally, 503, or reset
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
+  /redirect?status=S&to=URL&key=K (any method)  answers S with Location: URL, counted under K
+  /redirect-loop?key=K      302 to itself, counted under K
+  /redirect-chain?n=N&key=K 302 to /redirect-chain?n=N-1 until n=0, then 200 {"key": K, "hops": ...}; counted under K
 """
 import argparse
 import json
@@ -151,6 +154,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, json.dumps({"key": key, "count": n}).encode())
         if route == "/echo":
             return self._echo()
+        if route.startswith("/redirect"):
+            return self._redirect(route, q)
         self._send(404, b'{"error": "no such fixture"}')
 
     def _cached(self, q):
@@ -191,6 +196,25 @@ class Handler(BaseHTTPRequestHandler):
         body = json.dumps({"key": key, "n": n, "code": int(q.get("code", "0")), "q": q.get("q", "")}).encode()
         return self._send(200, body, extra=extra)
 
+    def _redirect(self, route, q):
+        key = q.get("key", "")
+        if key:
+            with COUNTS_LOCK:
+                COUNTS[key] = COUNTS.get(key, 0) + 1
+        body = self._body()
+        if route == "/redirect":
+            status, location = int(q.get("status", "302")), q.get("to", "/echo")
+        elif route == "/redirect-loop":
+            status, location = 302, "/redirect-loop?key=%s" % key
+        elif route == "/redirect-chain":
+            n = int(q.get("n", "3"))
+            if n <= 0:
+                return self._send(200, json.dumps({"key": key, "method": self.command, "body": body.decode("utf-8", "replace")}).encode())
+            status, location = 302, "/redirect-chain?n=%d&key=%s" % (n - 1, key)
+        else:
+            return self._send(404, b'{"error": "no such fixture"}')
+        self._send(status, b'{"redirect": true}', extra={"Location": location})
+
     def _echo(self):
         parsed = urlparse(self.path)
         body = self._body()
@@ -203,7 +227,13 @@ class Handler(BaseHTTPRequestHandler):
         }
         self._send(200, json.dumps(payload).encode())
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = lambda self: self._echo()
+    def _any(self):
+        route = urlparse(self.path).path
+        if route.startswith("/redirect"):
+            return self._redirect(route, self._query())
+        return self._echo()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _any
 
     def do_HEAD(self):
         self.send_response(200)

@@ -75,6 +75,10 @@ if [ $# -eq 0 ]; then
             || { echo "cache-hit benchmark output lacks \"$row\"" >&2; cat "$logs/cache-hits.md" >&2; exit 1; }
     done
 
+    echo "== tern-soak smoke run: redirects, faults, random cancels and deadlines; each request ends exactly once"
+    bash scripts/soak.sh --count 3000 | tee "$logs/soak.txt"
+    grep -q "missing: 0, doubled: 0, still registered: 0" "$logs/soak.txt" || { echo "soak run failed" >&2; exit 1; }
+
     echo "== tern-bench --cache smoke run (a tenth of the work, one round): every contender reports"
     swift build -c release --product tern-bench >/dev/null
     "$(swift build -c release --show-bin-path)/tern-bench" --cache --quick --rounds 1 >"$logs/cache-bench.md"

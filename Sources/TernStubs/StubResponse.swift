@@ -66,6 +66,12 @@ public struct StubResponse: Sendable {
     /// Just a status, with an empty body.
     public static func status(_ code: Int) -> StubResponse { StubResponse(status: code) }
 
+    /// A redirect to `location` (absolute, or relative to the request's URL); Tern follows it to
+    /// the stub that matches there.
+    public static func redirect(to location: String, status: Int = 302) -> StubResponse {
+        StubResponse(status: status, headers: ["Location": location])
+    }
+
     /// A transport failure: `.timedOut`, `.notConnectedToInternet`, `.networkConnectionLost`, …
     public static func failure(_ code: URLError.Code) -> StubResponse { StubResponse(failure: URLError(code)) }
 

@@ -5,9 +5,11 @@ import Testing
 /// 10,000 requests with random repeat strategies, tags, silent cancellation and owners, cancelled
 /// at random from several threads while owners are deallocated: every request ends in exactly one
 /// terminal callback (none when it was cancelled silently) and the registry ends empty. Run under
-/// ThreadSanitizer by scripts/test.sh.
+/// ThreadSanitizer by scripts/test.sh. Run once plain and once with every other request behind a
+/// redirect (301/302/307/308), so cancels also land between and during redirect attempts.
 @Suite struct LifecycleStressTests {
-    @Test func tenThousandRequestsWithRandomStrategiesCancelsAndOwners() async throws {
+    @Test(arguments: [false, true])
+    func tenThousandRequestsWithRandomStrategiesCancelsAndOwners(acrossRedirects: Bool) async throws {
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .queue(DispatchQueue(label: "lifecycle-stress", attributes: .concurrent))
             $0.maximumConnectionsPerHost = 16
@@ -21,7 +23,9 @@ import Testing
         var silent: [Bool] = []
         var handles: [RequestHandle] = []
         for index in 0..<count {
-            var request = Request<JSON>("json", query: ["n": index % 10])
+            var request = acrossRedirects && index % 2 == 0
+                ? Request<JSON>("redirect", query: ["status": [301, 302, 307, 308][index % 4], "to": "/json?n=\(index % 10)"])
+                : Request<JSON>("json", query: ["n": index % 10])
             request.repeatStrategy = strategies.randomElement(using: &generator)
             request.tags = ["t\(index % 7)"]
             let isSilent = Int.random(in: 0..<10, using: &generator) == 0

@@ -44,25 +44,62 @@ import Testing
         #expect(totals.cancelled <= cancelIndices.count)
     }
 
+    /// Real traffic through a transport wrapper that, at the moment a response completes, sets a
+    /// cancel of the same request going on another thread and then hands the completion on: the
+    /// cancel and the completion truly race. Both must win sometimes, and each request ends once.
     @Test func concurrentCancelAndCompletionRacesNeverDoubleDeliver() async throws {
-        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
+        let racing = RacingTransport(inner: URLSessionTransport(configuration: ClientConfiguration().makeSessionConfiguration()))
+        let client = Client(baseURL: try TestServers.httpbin()) {
+            $0.callbackQueue = .immediate
+            $0.transport = racing
+        }
         let calls = Counter()
+        let cancelled = Counter()
         let rounds = 300
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<rounds {
+            for round in 0..<rounds {
                 group.addTask {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let handle = client.send(Request<Data>("bytes/64")) { _ in
+                        let handle = client.send(Request<Data>("bytes/64", query: ["round": round])) { result in
                             calls.increment()
+                            if result.failure?.isCancelled == true { cancelled.increment() }
                             continuation.resume()
                         }
-                        DispatchQueue.global().async { handle.cancel() }
-                        handle.cancel()
+                        racing.onCompletion(of: round) { handle.cancel() }
                     }
                 }
             }
         }
         try await Task.sleep(for: .milliseconds(200))
         #expect(calls.count == rounds)
+        #expect(cancelled.count > 0, "no cancel won a race")
+        #expect(cancelled.count < rounds, "no completion won a race")
     }
+}
+
+/// Wraps a transport; when an exchange completes, it starts that request's racer on another
+/// thread and hands the completion on at the same moment.
+final class RacingTransport: Transport {
+    private let inner: any Transport
+    private let racers = Locked([Int: @Sendable () -> Void]())
+
+    init(inner: any Transport) { self.inner = inner }
+
+    /// Runs `racer` as the response of request `round` (its `round` query value) completes.
+    func onCompletion(of round: Int, _ racer: @escaping @Sendable () -> Void) {
+        racers.withLock { $0[round] = racer }
+    }
+
+    func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        let round = URLComponents(url: request.urlRequest.url!, resolvingAgainstBaseURL: false)?
+            .queryItems?.first { $0.name == "round" }?.value.flatMap(Int.init) ?? -1
+        return inner.start(request) { [racers] event in
+            if case .completed = event, let racer = racers.withLock({ $0.removeValue(forKey: round) }) {
+                DispatchQueue.global().async(execute: racer)
+            }
+            events(event)
+        }
+    }
+
+    func invalidate() { inner.invalidate() }
 }

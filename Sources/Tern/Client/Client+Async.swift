@@ -3,6 +3,9 @@ import Foundation
 extension Client {
     /// Sends a request and returns its response.
     ///
+    /// A progress handler (`Request.progress`) runs on the request's or the client's callback
+    /// queue (the main queue by default), every call of it before this returns.
+    ///
     /// Cancelling the calling `Task` cancels the request, which then throws
     /// `TernError.cancelled(.explicit)`. For a cache-then-network request this returns the first
     /// acceptable response: a fresh cached one if there is one (the network call then goes on and
@@ -16,17 +19,19 @@ extension Client {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response<Value>, any Error>) in
                     let handle: RequestHandle
-                    // The result resumes the task where it is; progress still goes where the
-                    // request or the client says (the main queue by default).
+                    // Progress goes where the request or the client says (the main queue by
+                    // default). The result resumes the task where it is produced, unless there is
+                    // progress: then from that queue, after the last progress call.
                     let progressQueue = request.callbackQueue ?? configuration.callbackQueue
+                    let queue: CallbackQueue = request.progress == nil ? .immediate : progressQueue
                     if (request.cachePolicy ?? configuration.cachePolicy).read == .cacheThenNetwork {
                         let once = ResumeOnce(continuation)
-                        handle = perform(request, queue: .immediate, progressQueue: progressQueue, alwaysReport: true,
+                        handle = perform(request, queue: queue, progressQueue: progressQueue, alwaysReport: true,
                                          cacheHit: { _, response in once.resume(with: .success(response)) },
                                          completion: { _, result in once.resume(with: result) })
                     } else {
                         // One callback only: no first-of-two bookkeeping on the common path.
-                        handle = perform(request, queue: .immediate, progressQueue: progressQueue, alwaysReport: true) { _, result in continuation.resume(with: result) }
+                        handle = perform(request, queue: queue, progressQueue: progressQueue, alwaysReport: true) { _, result in continuation.resume(with: result) }
                     }
                     slot.store(handle)
                 }

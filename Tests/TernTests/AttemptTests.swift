@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// A request as several attempts: an internal decide hook forces a second exchange (as a retry
+/// will), and processing that may be slow leaves the transport's thread.
+@Suite struct AttemptTests {
+    @Test func aSecondAttemptDiscardsTheFirstBodyAndRestartsProgress() async throws {
+        let key = Fixture.uniqueKey("second")
+        let progressQueue = DispatchQueue(label: "attempt-progress")
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .queue(progressQueue)
+            $0.afterAttempt = { report in report.attempt == 1 ? .retry(after: 0.05) : .deliver }
+        }
+        let seen = Locked<[Int64]>([])
+        let counted = try await client.send(Request<JSON>("counted", query: ["key": key]))
+        #expect(counted.json["n"]?.int == 2, "the first attempt's body was discarded")
+        #expect(counted.attempt == 2)
+
+        let request = Request<Data>("slow-pattern", query: ["n": 32768, "chunk": 8192, "interval": 0.02])
+            .onProgress { progress in if progress.direction == .download { seen.withLock { $0.append(progress.completedBytes) } } }
+        let response = try await client.send(request)
+        #expect(response.data == TestPattern.bytes(32768))
+        let counts = seen.withLock { $0 }
+        #expect(counts.last == 32768)
+        let restarts = zip(counts, counts.dropFirst()).filter { $0.1 < $0.0 }
+        #expect(restarts.count == 1, "download progress restarts once, with the second attempt: \(counts)")
+    }
+
+    @Test func cancellingBetweenAttemptsDeliversOneCancellationAndStartsNoOther() async throws {
+        let key = Fixture.uniqueKey("gap")
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.afterAttempt = { _ in .retry(after: 30) }
+        }
+        let outcomes = Outcomes()
+        let handle = client.send(Request<JSON>("counted", query: ["key": key])) { outcomes.record(0, $0) }
+        let deadline = Date().addingTimeInterval(10)
+        while handle.core.stage != .waiting(.beforeNextAttempt), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(handle.core.stage == .waiting(.beforeNextAttempt))
+        #expect(handle.phase == .running)
+        handle.cancel()
+        await outcomes.wait(for: 1)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])
+        #expect(try await Fixture.count(key) == 1)
+        #expect(client.runningRequests.isEmpty)
+    }
+
+    @Test func theDeadlineCoversTheWaitBetweenAttempts() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.afterAttempt = { _ in .retry(after: 30) }
+        }
+        let (result, _) = await client.timedResult(Request<JSON>("json", timeout: 0.5))
+        #expect(result.failure == .timedOut(after: 0.5))
+    }
+
+    /// A slow serializer on one request must not hold back another response of the same client:
+    /// the serializer waits for the other request's delivery, which can only come if it runs off
+    /// the transport's (serial) thread.
+    @Test func aSlowSerializerDoesNotDelayAnotherResponse() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let otherDelivered = DispatchSemaphore(value: 0)
+        let sawOther = Locked<Bool?>(nil)
+        let slow = ResponseSerializer<String>(acceptableContentTypes: nil, emptyValue: nil) { data, _ in
+            sawOther.withLock { $0 = otherDelivered.wait(timeout: .now() + 5) == .success }
+            Thread.sleep(forTimeInterval: 0.3)
+            return String(decoding: data, as: UTF8.self)
+        }
+        async let slowResult = client.send(Request<String>("json", serializer: slow))
+        async let otherResult: Response<JSON> = {
+            defer { otherDelivered.signal() }
+            return try await client.send(Request<JSON>("counted", query: ["key": Fixture.uniqueKey("other"), "seconds": 0.2]))
+        }()
+        _ = try await (slowResult, otherResult)
+        #expect(sawOther.withLock { $0 } == true, "the other response was held back by the slow serializer")
+    }
+
+    @Test func asyncSendDeliversProgressOnTheCallbackQueue() async throws {
+        let key = DispatchSpecificKey<Int>()
+        let queue = DispatchQueue(label: "async-progress")
+        queue.setSpecific(key: key, value: 7)
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .queue(queue) }
+        let calls = Locked((onQueue: 0, elsewhere: 0))
+        let request = Request<Data>("slow-pattern", query: ["n": 65536, "chunk": 8192, "interval": 0.01]).onProgress { _ in
+            let onQueue = DispatchQueue.getSpecific(key: key) == 7
+            calls.withLock { onQueue ? ($0.onQueue += 1) : ($0.elsewhere += 1) }
+        }
+        _ = try await client.send(request)
+        let (onQueue, elsewhere) = calls.withLock { $0 }
+        #expect(onQueue > 0)
+        #expect(elsewhere == 0)
+    }
+
+    @Test func theHandleAndTheResponseNameTheAttempt() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let outcomes = Outcomes()
+        let handle = client.send(Request<JSON>("json")) { outcomes.record(0, $0) }
+        await outcomes.wait(for: 1)
+        #expect(handle.attempt == 1)
+        #expect(outcomes.of(0).first?.success?.attempt == 1)
+    }
+}
