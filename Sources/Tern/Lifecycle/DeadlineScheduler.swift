@@ -47,6 +47,11 @@ final class DeadlineScheduler: Sendable {
         }
     }
 
+    /// Whether request `id` has a deadline armed (for tests and debugging).
+    func contains(_ id: UInt64) -> Bool {
+        state.withLock { $0.entries[id] != nil }
+    }
+
     /// Forgets the deadline of a request that ended.
     func remove(_ id: UInt64) {
         state.withLock { _ = $0.entries.removeValue(forKey: id) }

@@ -111,12 +111,17 @@ import Testing
     }
 
     @Test func cancelOlderAppliesWhileTheCacheIsRead() async throws {
-        // A 4 MB entry takes milliseconds to read from disk: the second send comes during the first's read.
+        // The first request's disk read may finish before the second send (the sending thread
+        // can be preempted between the two on a loaded machine: that made this test fail about
+        // once in 40 runs). Its result is then queued, not delivered: the callback queue is held
+        // until both are sent, so the newer send must still cancel the older request.
         let directory = CacheFixture.directory()
         let policy = CachePolicy(read: .cacheElseNetwork, write: .disk)
         let big = Request<Data>("pattern", query: ["n": 4_000_000, "tag": Fixture.uniqueKey("older")])
         _ = try await CacheFixture.client(policy, directory: directory).send(big)
-        let client = try CacheFixture.client(policy, directory: directory)
+        let held = DispatchQueue(label: "held-callbacks")
+        held.suspend()
+        let client = try CacheFixture.client(policy, directory: directory) { $0.callbackQueue = .queue(held) }
         let results = Locked([Int: Result<Response<Data>, TernError>]())
         let done = Counter()
         for index in 0..<2 {
@@ -125,6 +130,7 @@ import Testing
                 done.increment()
             }
         }
+        held.resume()
         let deadline = Date().addingTimeInterval(10)
         while done.count < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
         let older = results.withLock { $0[0] }, newer = results.withLock { $0[1] }
