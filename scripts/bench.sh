@@ -54,7 +54,11 @@ if [ "$ready" != yes ]; then
     exit 1
 fi
 
-echo "== building tern-bench (release)" >&2
-swift build -c release --product tern-bench >&2
-echo "== nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port; $(nproc) cores" >&2
-${TERN_BENCH_WRAPPER:-} .build/release/tern-bench --base-url "http://127.0.0.1:$port" "$@"
+# TERN_BENCH_BIN runs another build of tern-bench (scripts/bench-compare.sh: the build before a change).
+bin=${TERN_BENCH_BIN:-.build/release/tern-bench}
+if [ -z "${TERN_BENCH_BIN:-}" ]; then
+    echo "== building tern-bench (release)" >&2
+    swift build -c release --product tern-bench >&2
+fi
+echo "== nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port; $(nproc) cores; $bin" >&2
+${TERN_BENCH_WRAPPER:-} "$bin" --base-url "http://127.0.0.1:$port" "$@"

@@ -157,6 +157,19 @@ func readmeStubs() -> [URLRequest] {
     return posted
 }
 
+func readmeRedirects(api: Client) async throws {
+    let login = Request<JSON>("login", method: .post, body: .json(["user": "li"]))   // a 307/308 resends this body
+    let response = try await api.send(login)
+    print(response.redirects, response.attempt)        // e.g. [307 https://a/login → https://b/login] 2
+
+    var exact = Request<JSON>("moved")
+    exact.redirectPolicy = .never                       // deliver the 3xx itself
+    let strict = Client(baseURL: "https://api.example.com") {
+        $0.redirectPolicy = RedirectPolicy(limit: 3, sensitiveHeaders: ["X-Api-Key"])
+    }
+    _ = (exact, strict)
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
