@@ -44,60 +44,89 @@ import Testing
         #expect(totals.cancelled <= cancelIndices.count)
     }
 
-    /// Real traffic through a transport wrapper that, at the moment a response completes, sets a
-    /// cancel of the same request going on another thread and then hands the completion on: the
-    /// cancel and the completion truly race. Both must win sometimes, and each request ends once.
+    /// Real traffic through a transport wrapper that cancels each request at the moment its
+    /// response completes, in three orders: the cancel just before the completion reaches Tern, just
+    /// after it (the result then waits in its callback queue, held until the cancel returns), and
+    /// at the same time on another thread. The first two must end cancelled; every request ends
+    /// exactly once (and ThreadSanitizer watches the third).
     @Test func concurrentCancelAndCompletionRacesNeverDoubleDeliver() async throws {
         let racing = RacingTransport(inner: URLSessionTransport(configuration: ClientConfiguration().makeSessionConfiguration()))
-        let client = Client(baseURL: try TestServers.httpbin()) {
-            $0.callbackQueue = .immediate
-            $0.transport = racing
-        }
-        let calls = Counter()
-        let cancelled = Counter()
+        let client = Client(baseURL: try TestServers.httpbin()) { $0.transport = racing }
         let rounds = 300
+        let outcomes = Outcomes()
         await withTaskGroup(of: Void.self) { group in
             for round in 0..<rounds {
                 group.addTask {
+                    let held = DispatchQueue(label: "race-\(round)")
+                    held.suspend()
+                    let handle = Locked<RequestHandle?>(nil)
+                    let stored = DispatchSemaphore(value: 0)
+                    let order = RacingTransport.Order.allCases[round % 3]
+                    racing.onCompletion(of: round, order) {
+                        _ = stored.wait(timeout: .now() + 5)
+                        handle.withLock { $0 }?.cancel()
+                        held.resume()
+                    }
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let handle = client.send(Request<Data>("bytes/64", query: ["round": round])) { result in
-                            calls.increment()
-                            if result.failure?.isCancelled == true { cancelled.increment() }
+                        var request = Request<JSON>("get", query: ["round": round])
+                        request.callbackQueue = .queue(held)
+                        let sent = client.send(request) { result in
+                            outcomes.record(round, result)
                             continuation.resume()
                         }
-                        racing.onCompletion(of: round) { handle.cancel() }
+                        handle.withLock { $0 = sent }
+                        stored.signal()
                     }
                 }
             }
         }
         try await Task.sleep(for: .milliseconds(200))
-        #expect(calls.count == rounds)
-        #expect(cancelled.count > 0, "no cancel won a race")
-        #expect(cancelled.count < rounds, "no completion won a race")
+        let all = outcomes.all
+        #expect(all.count == rounds && all.values.allSatisfy { $0.count == 1 })
+        let ordered = (0..<rounds).filter { $0 % 3 != 2 }
+        let completedAnyway = ordered.filter { all[$0]?.first?.failure != .cancelled(.explicit) }
+        #expect(completedAnyway.isEmpty, "a result was delivered after its cancel: rounds \(completedAnyway.prefix(5))")
     }
 }
 
-/// Wraps a transport; when an exchange completes, it starts that request's racer on another
-/// thread and hands the completion on at the same moment.
+/// Wraps a transport; when an exchange completes, it runs that request's racer before, after,
+/// or at the same time as it hands the completion on.
 final class RacingTransport: Transport {
+    enum Order: CaseIterable { case cancelThenComplete, completeThenCancel, together }
+
     private let inner: any Transport
-    private let racers = Locked([Int: @Sendable () -> Void]())
+    private let racers = Locked([Int: (Order, @Sendable () -> Void)]())
 
     init(inner: any Transport) { self.inner = inner }
 
-    /// Runs `racer` as the response of request `round` (its `round` query value) completes.
-    func onCompletion(of round: Int, _ racer: @escaping @Sendable () -> Void) {
-        racers.withLock { $0[round] = racer }
+    /// Runs `racer` in `order` with the completion of request `round` (its `round` query value).
+    func onCompletion(of round: Int, _ order: Order, _ racer: @escaping @Sendable () -> Void) {
+        racers.withLock { $0[round] = (order, racer) }
     }
 
     func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
         let round = URLComponents(url: request.urlRequest.url!, resolvingAgainstBaseURL: false)?
             .queryItems?.first { $0.name == "round" }?.value.flatMap(Int.init) ?? -1
         return inner.start(request) { [racers] event in
-            if case .completed = event, let racer = racers.withLock({ $0.removeValue(forKey: round) }) {
-                DispatchQueue.global().async(execute: racer)
+            guard case .completed = event, let (order, racer) = racers.withLock({ $0.removeValue(forKey: round) }) else {
+                return events(event)
             }
-            events(event)
+            switch order {
+            case .cancelThenComplete:
+                racer()
+                events(event)
+            case .completeThenCancel:
+                events(event)
+                racer()
+            case .together:
+                let started = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    started.signal()
+                    racer()
+                }
+                started.wait()
+                events(event)
+            }
         }
     }
 
