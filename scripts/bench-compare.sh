@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Measures a change to the request path: builds tern-bench at REV (a git revision, e.g. the
 # commit before the change) beside the working tree's, then runs the two release builds
-# alternately — network benchmark (new, old, new, old, …) and --micro — and prints each build's
-# medians side by side. Usage: scripts/bench-compare.sh REV [runs, default 3]
+# alternately — network benchmark (new, old, new, old, …) and --micro (pinned to one core) — and
+# prints each build's medians side by side. Usage: scripts/bench-compare.sh REV [runs, default 3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:?usage: scripts/bench-compare.sh REV [runs]}
@@ -24,7 +24,8 @@ for run in $(seq 1 "$runs"); do
         bin=$new_bin; [ $build = old ] && bin=$old_bin
         echo "== run $run: $build build" >&2
         TERN_BENCH_BIN=$bin bash scripts/bench.sh --json --rounds 3 >>"$out/$build.jsonl"
-        "$bin" --micro >>"$out/$build.micro"
+        # Pinned to one core: unpinned, thread wake-ups across the two cores swing it by ±20%.
+        if command -v taskset >/dev/null; then taskset -c 1 "$bin" --micro; else "$bin" --micro; fi >>"$out/$build.micro"
     done
 done
 

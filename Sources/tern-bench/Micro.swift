@@ -74,22 +74,6 @@ enum Micro {
                 await withCheckedContinuation { done in client.send(Request<Data>("tiny.json")) { _ in done.resume() } }
             }
         }
-        // Where processing leaves the transport's thread (Call+Processing.swift): a hop's cost
-        // against parsing bodies of the threshold sizes.
-        await measure("hop to a global queue and back") {
-            for _ in 0..<count {
-                await withCheckedContinuation { done in DispatchQueue.global(qos: .userInitiated).async { done.resume() } }
-            }
-        }
-        for kilobytes in [1, 16, 64] {
-            let items = (0..<(kilobytes * 1024 / 40)).map { "{\"id\": \($0), \"name\": \"city-\($0 % 1000)\"}" }
-            let body = Data(("[" + items.joined(separator: ", ") + "]").utf8)
-            let rounds = max(1, count / (kilobytes * 8))
-            let cpu = cpuSeconds()
-            for _ in 0..<rounds { _ = try? JSON(data: body) }
-            print(String(format: "%-40@ %8.2f µs CPU per op", "JSON parse \(body.count) bytes" as NSString,
-                         (cpuSeconds() - cpu) / Double(rounds) * 1e6))
-        }
         await measure("URL(string:) + URLRequest") {
             for _ in 0..<count { _ = URLRequest(url: URL(string: "http://127.0.0.1:1/tiny.json")!) }
         }
@@ -109,6 +93,30 @@ enum Micro {
             for _ in 0..<count {
                 _ = HTTPURLResponse(url: URL(string: "http://h/x")!, statusCode: 200, httpVersion: nil, headerFields: ["A": "b"])
             }
+        }
+    }
+
+    /// A hop to a global queue and back against parsing JSON bodies of 1, 16 and 64 KB: where
+    /// decoding inline stops paying (`ProcessingThresholds`).
+    static func thresholds(count: Int) async {
+        func measure(_ name: String, _ body: () async -> Void) async {
+            let cpu = cpuSeconds()
+            await body()
+            print(String(format: "%-40@ %8.2f µs CPU per op", name as NSString, (cpuSeconds() - cpu) / Double(count) * 1e6))
+        }
+        await measure("hop to a global queue and back") {
+            for _ in 0..<count {
+                await withCheckedContinuation { done in DispatchQueue.global(qos: .userInitiated).async { done.resume() } }
+            }
+        }
+        for kilobytes in [1, 16, 64] {
+            let items = (0..<(kilobytes * 1024 / 40)).map { "{\"id\": \($0), \"name\": \"city-\($0 % 1000)\"}" }
+            let body = Data(("[" + items.joined(separator: ", ") + "]").utf8)
+            let rounds = max(1, count / (kilobytes * 8))
+            let cpu = cpuSeconds()
+            for _ in 0..<rounds { _ = try? JSON(data: body) }
+            print(String(format: "%-40@ %8.2f µs CPU per op", "JSON parse \(body.count) bytes" as NSString,
+                         (cpuSeconds() - cpu) / Double(rounds) * 1e6))
         }
     }
 }

@@ -14,6 +14,7 @@ struct Options {
     var rssChild: String?
     var inflightChild: String?
     var micro = false
+    var microThresholds = false
     var variants = false
     var cache = false
     var cacheOnly: String?
@@ -30,6 +31,7 @@ struct Options {
             case "--rss-child": rssChild = iterator.next()
             case "--inflight-child": inflightChild = iterator.next()
             case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--micro-thresholds": microThresholds = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
@@ -54,6 +56,12 @@ let options = Options(Array(CommandLine.arguments.dropFirst()))
 let workloads = Workloads(baseURL: options.baseURL)
 
 // Micro mode: Tern's own cost per request over an instant in-process transport.
+// Where decoding should leave the transport's thread: a hop against JSON parses (Call+Processing.swift).
+if options.microThresholds {
+    await Micro.thresholds(count: options.count(20_000))
+    exit(0)
+}
+
 if options.micro {
     await Micro.run(count: options.count(20_000))
     exit(0)

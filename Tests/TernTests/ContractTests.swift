@@ -127,12 +127,15 @@ import Testing
         _ = try await client.send(CacheFixture.resource(key))
         let armed = Locked<Bool?>(nil)
         let box = Locked<RequestHandle?>(nil)
+        let stored = DispatchSemaphore(value: 0)
         let response: Response<JSON> = try await withCheckedThrowingContinuation { continuation in
             let handle = client.send(CacheFixture.resource(key)) { result in
+                _ = stored.wait(timeout: .now() + 5)
                 armed.withLock { $0 = box.withLock { $0 }.map { DeadlineScheduler.shared.contains($0.id) } }
                 continuation.resume(with: result)
             }
             box.withLock { $0 = handle }
+            stored.signal()
         }
         #expect(response.source == .cache)
         #expect(armed.withLock { $0 } == false)

@@ -46,6 +46,9 @@ final class RequestCore: Sendable {
         var call: (any CallTerminal)?
         var exchange: (any TransportTask)?
         var attempt = 0
+        /// The request the current attempt sends, and the redirects followed to reach it.
+        var current: URLRequest?
+        var redirects: [Redirect] = []
         var deadline: DispatchTime?
         var timeout: TimeInterval = 0
         var onFinished: (@Sendable (RequestCore) -> Void)?
@@ -155,15 +158,23 @@ final class RequestCore: Sendable {
     /// Marks the end of `send`; callbacks may run inline from now on.
     func markSent() { state.withLock { $0.insideSend = false } }
 
-    /// Numbers the attempt after attempt `previous` (0 before the first), or nil when the request
-    /// is no longer running or has already moved past `previous`.
-    func nextAttempt(after previous: Int) -> Int? {
+    /// Numbers the attempt after attempt `previous` (0 before the first), which sends `request`
+    /// (after following `redirect`, if given); nil when the request is no longer running or has
+    /// already moved past `previous`.
+    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: Redirect? = nil) -> Int? {
         state.withLock { state in
             guard state.stage == .running, state.attempt == previous else { return nil }
             state.attempt += 1
             state.exchange = nil
+            state.current = request
+            if let redirect { state.redirects.append(redirect) }
             return state.attempt
         }
+    }
+
+    /// The current attempt's number and request, and the redirects followed so far.
+    var route: (attempt: Int, request: URLRequest?, redirects: [Redirect]) {
+        state.withLock { ($0.attempt, $0.current, $0.redirects) }
     }
 
     /// Keeps the exchange of attempt `number` so that a cancel can stop it; cancels it at once if

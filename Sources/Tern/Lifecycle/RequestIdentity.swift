@@ -33,26 +33,23 @@ struct RequestIdentity: Hashable, Sendable {
     }
 
     /// The identity a request is admitted under, or nil when its strategy compares nothing (`.allow`).
-    init?<Value>(for request: Request<Value>, _ urlRequest: URLRequest, strategy: RepeatStrategy, configuration: ClientConfiguration) {
+    init?<Value>(for request: Request<Value>, _ urlRequest: URLRequest, strategy: RepeatStrategy, naming clientHeaders: Set<String>) {
         switch strategy {
         case .allow:
             return nil
-        case .share:
-            self.init(sharing: urlRequest, configuration: configuration, request: request)
-        case .cancelOlder, .ignoreNewer:
-            if let key = request.repeatKey {
+        case .share, .cancelOlder, .ignoreNewer:
+            if strategy != .share, let key = request.repeatKey {
                 self.init(key: key)
             } else {
-                self.init(sharing: urlRequest, configuration: configuration, request: request)
+                self.init(urlRequest, naming: clientHeaders.union(request.identityHeaders))
             }
         }
     }
 
-    /// The identity of one attempt's request, under the client's and the request's named headers.
-    init<Value>(sharing urlRequest: URLRequest, configuration: ClientConfiguration, request: Request<Value>) {
-        let named = configuration.identityHeaders.union(request.identityHeaders)
-        self.init(urlRequest, headerNames: named.isEmpty ? Self.credentialHeaders
-                                                         : Self.credentialHeaders.union(named.map { $0.lowercased() }))
+    /// The identity of `request`, with the credential headers and the `named` ones.
+    init(_ request: URLRequest, naming named: Set<String>) {
+        self.init(request, headerNames: named.isEmpty ? Self.credentialHeaders
+                                                      : Self.credentialHeaders.union(named.map { $0.lowercased() }))
     }
 
     /// The URL with lower-cased scheme and host, no fragment, and its query pairs sorted (or no

@@ -12,8 +12,6 @@ import Foundation
 final class Attempt: @unchecked Sendable {
     /// 1 for the first exchange of a request, 2 for the next, and so on.
     let number: Int
-    /// What this attempt sends.
-    let request: TransportRequest
     /// The call it belongs to.
     let call: any AttemptOwner
     private var head: HTTPURLResponse?
@@ -21,9 +19,9 @@ final class Attempt: @unchecked Sendable {
     private var keepsBody = true
     private(set) var marks = AttemptMarks()
 
-    init(number: Int, request: TransportRequest, call: any AttemptOwner) {
+    /// Creates attempt `number` of `call`, which sends `request`.
+    init(number: Int, sending request: TransportRequest, call: any AttemptOwner) {
         self.number = number
-        self.request = request
         self.call = call
         if case .file = request.destination { keepsBody = false }
         marks.start = DispatchTime.now().uptimeNanoseconds

@@ -42,16 +42,15 @@ extension Call {
     }
 
     private func startNetworkAttempt(_ request: URLRequest) {
-        if request != urlRequest { route.withLock { $0.current = request } }
         startAttempt(request, after: 0)
     }
 
     /// Delivers a cache-then-network hit, decoded with the request's serializer, on the callback
     /// queue: never inside `send`, never after the request finished or was cancelled.
     private func deliverHit(_ raw: RawResponse) {
-        guard let cacheHit, let value = try? request.serializer.value(from: raw.data, response: raw.response, method: request.method)
+        guard let cacheHit, let value = try? serializer.value(from: raw.data, response: raw.response, method: core.method)
         else { return }
-        let response = makeResponse(raw, value: value)
+        let response = makeResponse(raw, value: value, attempt: 0, redirects: [])
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         run { [self] in

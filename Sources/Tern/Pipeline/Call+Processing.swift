@@ -11,30 +11,30 @@ import Foundation
 /// network response that may be written to disk or checked by a store predicate.
 extension Call {
     /// Validates and decodes an outcome into the request's response.
-    func process(_ outcome: Result<RawResponse, TernError>) -> Result<Response<Value>, TernError> {
+    func process(_ outcome: Result<RawResponse, TernError>, route: (attempt: Int, request: URLRequest?, redirects: [Redirect]))
+        -> Result<Response<Value>, TernError> {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
-                let validation = request.validation ?? client.configuration.validation
-                try validation.validate(raw.response, body: raw.data, serializerTypes: request.serializer.acceptableContentTypes)
-                let value = try request.serializer.value(from: raw.data, response: raw.response, method: request.method)
-                return makeResponse(raw, value: value)
+                try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes)
+                let value = try serializer.value(from: raw.data, response: raw.response, method: core.method)
+                return makeResponse(raw, value: value, attempt: route.attempt, redirects: route.redirects)
             }
         }
     }
 
-    /// The response for `raw` decoded as `value`, with the timing and redirects so far.
-    func makeResponse(_ raw: RawResponse, value: Value) -> Response<Value> {
+    /// The response for `raw` decoded as `value`, from attempt `attempt` after `redirects`.
+    func makeResponse(_ raw: RawResponse, value: Value, attempt: Int, redirects: [Redirect]) -> Response<Value> {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
         return Response(request: urlRequest, httpResponse: raw.response, data: raw.data, value: value,
                         timing: Timing(start: started.date, duration: seconds), source: raw.source,
-                        attempt: core.attempt, redirects: route.withLock { $0.redirects })
+                        attempt: attempt, redirects: redirects)
     }
 
     /// Whether processing `outcome` should leave the current thread.
     func processesElsewhere(_ outcome: Result<RawResponse, TernError>) -> Bool {
         guard case .success(let raw) = outcome else { return false }
         if raw.source == .network, let plan, plan.mayBeSlowToStore { return true }
-        switch request.serializer.kind {
+        switch serializer.kind {
         case .custom: return true
         case .decodable: return raw.data.count > ProcessingThresholds.decodable
         case .builtIn: return raw.data.count > ProcessingThresholds.inline

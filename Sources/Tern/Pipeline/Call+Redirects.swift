@@ -13,9 +13,14 @@ extension Call {
     /// (not 301/302/303/307/308, no `Location`, or the policy does not follow).
     func redirectStep(after raw: RawResponse) -> RedirectStep? {
         let status = raw.response.statusCode
-        guard redirectPolicy.follows, Self.followedStatuses.contains(status),
-              let location = raw.response.value(forHTTPHeaderField: "Location") else { return nil }
-        let (current, followed) = route.withLock { ($0.current, $0.redirects.count) }
+        switch status {
+        case 301, 302, 303, 307, 308: break
+        default: return nil
+        }
+        guard redirectPolicy.follows, let location = raw.response.value(forHTTPHeaderField: "Location") else { return nil }
+        let route = core.route
+        let current = route.request ?? urlRequest
+        let followed = route.redirects.count
         guard let from = current.url else { return nil }
         guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
@@ -43,8 +48,6 @@ extension Call {
         }
         return .follow(next, Redirect(statusCode: status, from: from, to: target))
     }
-
-    private static var followedStatuses: Set<Int> { [301, 302, 303, 307, 308] }
 
     /// Same scheme, host and port (default ports made explicit).
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {

@@ -24,26 +24,24 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     typealias CacheHit = @Sendable (RequestHandle?, Response<Value>) -> Void
 
     let client: Client
-    let request: Request<Value>
     /// The request as prepared, before any redirect.
     let urlRequest: URLRequest
     let core: RequestCore
     let queue: CallbackQueue
     let strategy: RepeatStrategy
+    let serializer: ResponseSerializer<Value>
+    let validation: ResponseValidation
+    /// The deadline in seconds.
+    let timeout: TimeInterval
     let redirectPolicy: RedirectPolicy
+    /// The headers that tell callers apart when attempts are shared.
+    let identityHeaders: Set<String>
     let plan: CachePlan?
     let cacheHit: CacheHit?
     let completion: Completion
     let started: (date: Date, uptime: UInt64)
     /// The handle, kept alive until delivery when the lifetime says the engine owns it.
     let retainedHandle: RequestHandle?
-    /// The request of the latest attempt and the redirects followed to reach it.
-    let route: Locked<Route>
-
-    struct Route: Sendable {
-        var current: URLRequest
-        var redirects: [Redirect] = []
-    }
 
     // MARK: 1. Prepare
 
@@ -51,19 +49,19 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     static func start(_ request: Request<Value>, on client: Client, queue: CallbackQueue, progressQueue: CallbackQueue,
                       alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion) -> RequestHandle {
         let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
-        let configuration = client.configuration
-        let reports = alwaysReport || (request.reportsCancellation ?? configuration.reportsCancellation)
+        let reports = alwaysReport || (request.reportsCancellation ?? client.configuration.reportsCancellation)
         let urlRequest: URLRequest
         do {
-            urlRequest = try RequestBuilder.makeURLRequest(request, configuration: configuration)
+            urlRequest = try RequestBuilder.makeURLRequest(request, configuration: client.configuration)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
         } catch {
             let core = RequestCore(method: request.method, url: nil, tags: request.tags, lifetime: request.lifetime)
             return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
         }
-        let strategy = request.repeatStrategy ?? configuration.repeatStrategy
+        let strategy = request.repeatStrategy ?? client.configuration.repeatStrategy
         let progress = request.progress.map { ProgressReporter(queue: progressQueue, handler: $0) }
-        let identity = RequestIdentity(for: request, urlRequest, strategy: strategy, configuration: configuration)
+        let identity = strategy == .allow ? nil
+            : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
         let core = RequestCore(method: request.method, url: urlRequest.url, tags: request.tags, lifetime: request.lifetime,
                                reportsCancellation: reports, identity: identity, progress: progress)
         // Only the caller holds the handle, unless the lifetime says the engine owns it.
@@ -78,17 +76,19 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
                  queue: CallbackQueue, strategy: RepeatStrategy, started: (date: Date, uptime: UInt64),
                  retainedHandle: RequestHandle?, cacheHit: CacheHit?, completion: @escaping Completion) {
         self.client = client
-        self.request = request
         self.urlRequest = urlRequest
+        self.serializer = request.serializer
+        self.validation = request.validation ?? client.configuration.validation
+        self.timeout = request.timeout ?? client.configuration.timeout
         self.core = core
         self.queue = queue
         self.strategy = strategy
         self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
+        self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
         self.plan = client.cachePlan(for: request, urlRequest)
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
-        self.route = Locked(Route(current: urlRequest))
         self.retainedHandle = retainedHandle
     }
 
@@ -101,14 +101,14 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             core.cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
-            core.startDeadline(after: request.timeout ?? client.configuration.timeout)
+            core.startDeadline(after: timeout)
             if let plan, plan.reads {
                 readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
             } else {
                 startAttempt(urlRequest, after: 0)
             }
         }
-        if request.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
+        if core.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
         core.markSent()
     }
 
@@ -116,16 +116,16 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     // MARK: 4. Start attempt n
 
-    /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest`, unless the
-    /// request ended or moved on meanwhile.
-    func startAttempt(_ urlRequest: URLRequest, after previous: Int) {
-        guard let number = core.nextAttempt(after: previous) else { return }
-        let attempt = Attempt(number: number, request: TransportRequest(urlRequest, streamsBody: core.progress != nil), call: self)
+    /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest` (reached by
+    /// following `redirect`), unless the request ended or moved on meanwhile.
+    func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: Redirect? = nil) {
+        guard let number = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
+        let exchange = TransportRequest(urlRequest, streamsBody: core.progress != nil)
+        let attempt = Attempt(number: number, sending: exchange, call: self)
         if strategy == .share,
-           let membership = client.join(attempt, of: core.id,
-                                        sharing: RequestIdentity(sharing: urlRequest, configuration: client.configuration, request: request)) {
+           let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
             core.attach(membership, attempt: number)
-        } else if let task = client.startExchange(attempt.request, events: { attempt.receive($0) }) {
+        } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
             core.attach(task, attempt: number)
         } else {
             // The transport was invalidated after `send` checked.
@@ -140,9 +140,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         if case .success(let raw) = outcome, let step = redirectStep(after: raw) {
             switch step {
             case .follow(let next, let redirect):
-                guard core.isCurrent(attempt.number) else { return }
-                route.withLock { $0.redirects.append(redirect); $0.current = next }
-                return startAttempt(next, after: attempt.number)
+                return startAttempt(next, after: attempt.number, following: redirect)
             case .refuse(let error):
                 return finish(.failure(error), attempt: attempt.number)
             }
@@ -167,18 +165,19 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     // MARK: 7. Decide
 
     private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
-        let result = process(outcome)
-        let attempt = core.attempt
-        switch client.configuration.afterAttempt?(AttemptReport(attempt: attempt, result: result.map { _ in () })) ?? .deliver {
+        let route = core.route
+        let result = process(outcome, route: route)
+        let decision = client.configuration.afterAttempt?(AttemptReport(attempt: route.attempt, result: result.map { _ in () }))
+        switch decision ?? .deliver {
         case .deliver:
             if case .success(let response) = result { store(response) }
             deliver(result, claim: .onDelivery)
         case .retry(let delay):
             guard core.wait(.beforeNextAttempt) else { return }
-            let next = route.withLock { $0.current }
+            let next = route.request ?? urlRequest
             Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in
                 guard core.resume() else { return }
-                startAttempt(next, after: attempt)
+                startAttempt(next, after: route.attempt)
             }
         }
     }
@@ -231,7 +230,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// The error a transport failure becomes.
     private func transportError(_ error: URLError) -> TernError {
         switch error.code {
-        case .timedOut: .timedOut(after: request.timeout ?? client.configuration.timeout)
+        case .timedOut: .timedOut(after: timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
         default: .transport(error)
         }

@@ -8,10 +8,11 @@ extension Client {
         transport.start(request, events: events)
     }
 
-    /// Joins `attempt` (of request `id`) to the open shared exchange for `identity`, starting one
-    /// when none is open. Nil when the exchange closed between lookup and join: the attempt then
-    /// goes alone.
-    func join(_ attempt: Attempt, of id: UInt64, sharing identity: RequestIdentity) -> SharedExchangeMembership? {
+    /// Joins `attempt` (of request `id`, sending `request`) to the open shared exchange for
+    /// `identity`, starting one with `request` when none is open. Nil when the exchange closed
+    /// between lookup and join: the attempt then goes alone.
+    func join(_ attempt: Attempt, sending request: TransportRequest, of id: UInt64,
+              sharing identity: RequestIdentity) -> SharedExchangeMembership? {
         let (exchange, leads) = registry.withLock { registry -> (SharedExchange, Bool) in
             if let open = registry.sharedExchanges[identity] { return (open, false) }
             let exchange = SharedExchange(identity: identity) { [weak self] in self?.close($0) }
@@ -20,7 +21,7 @@ extension Client {
         }
         guard exchange.join(attempt, of: id) else { return nil }
         if leads {
-            for refused in exchange.start(attempt.request, through: startExchange) {
+            for refused in exchange.start(request, through: startExchange) {
                 // The transport was invalidated: end each member as a lone request would end.
                 refused.call.core.fail(.clientInvalidated)
             }

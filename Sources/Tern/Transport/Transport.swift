@@ -67,10 +67,15 @@ public struct TransportRequest: Sendable {
     /// Creates a transport request; a body set on `urlRequest` moves into `body`.
     public init(_ urlRequest: URLRequest, destination: Destination = .memory(limit: nil), streamsBody: Bool = false,
                 followsRedirects: Bool = false) {
-        var urlRequest = urlRequest
-        self.body = urlRequest.httpBody.map(Body.data) ?? .none
-        urlRequest.httpBody = nil
-        self.urlRequest = urlRequest
+        if let data = urlRequest.httpBody {
+            var bodiless = urlRequest
+            bodiless.httpBody = nil
+            self.urlRequest = bodiless
+            self.body = .data(data)
+        } else {
+            self.urlRequest = urlRequest
+            self.body = .none
+        }
         self.destination = destination
         self.streamsBody = streamsBody
         self.followsRedirects = followsRedirects
