@@ -33,6 +33,13 @@ import Testing
             if Int.random(in: 0..<5, using: &generator) == 0, let owner = owners[index % owners.count] {
                 request.lifetime = .owner(owner)
             }
+            if index % 1_000 == 500 {
+                // A slow request whose owner is gone at once: the owner path is exercised however
+                // fast the machine finishes the others before their owners are dropped.
+                request = Request<JSON>("counted", query: ["key": "stress-orphan-\(index)", "seconds": 1])
+                request.reportsCancellation = !isSilent
+                request.lifetime = .owner(Screen())
+            }
             silent.append(isSilent)
             handles.append(client.send(request) { _ in callbacks.withLock { $0[index] += 1 } })
             if index % 250 == 0 { owners[Int.random(in: 0..<owners.count, using: &generator)] = nil }
