@@ -36,7 +36,7 @@ final class Attempt: @unchecked Sendable {
         case .response(let response):
             head = response
             body = Data()
-            if marks.head == nil { marks.head = DispatchTime.now().uptimeNanoseconds }
+            if marks.head == 0 { marks.head = DispatchTime.now().uptimeNanoseconds }
             progress?.responseStarted(response)
         case .data(let chunk):
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
@@ -47,7 +47,7 @@ final class Attempt: @unchecked Sendable {
         case .mark(let mark):
             marks.record(mark)
         case .completed(let error):
-            if marks.end == nil { marks.end = DispatchTime.now().uptimeNanoseconds }
+            if marks.end == 0 { marks.end = DispatchTime.now().uptimeNanoseconds }
             let outcome: Result<RawResponse, URLError>
             if let error {
                 outcome = .failure(error)
@@ -64,12 +64,12 @@ final class Attempt: @unchecked Sendable {
 }
 
 /// The moments of one attempt on the monotonic clock (uptime nanoseconds), from the transport's
-/// marks where it sends them, else stamped as its events arrive.
+/// marks where it sends them, else stamped as its events arrive; 0 for a moment not reached.
 /// Thread safety: a value type, safe to share.
 struct AttemptMarks: Sendable, Equatable {
     var start: UInt64 = 0
-    var head: UInt64?
-    var end: UInt64?
+    var head: UInt64 = 0
+    var end: UInt64 = 0
 
     mutating func record(_ mark: TransportMark) {
         switch mark.kind {
@@ -81,7 +81,7 @@ struct AttemptMarks: Sendable, Equatable {
 }
 
 /// What an attempt reports to: its `Call`.
-protocol AttemptOwner: Sendable {
+protocol AttemptOwner: AnyObject, Sendable {
     /// The request's lifecycle.
     var core: RequestCore { get }
     /// The attempt's exchange completed with a response and its body, or failed.

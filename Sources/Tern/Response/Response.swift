@@ -14,13 +14,32 @@ public struct Response<Value: Sendable>: Sendable {
     public let value: Value
     /// When the request started and how long it took to the decoded value.
     public let timing: Timing
+    /// Where it came from, which attempt produced it and the redirects before it, in one word: a
+    /// response is returned through several async frames, and two more words there pushed the
+    /// async `send` past its task's first allocation slab, costing every request in flight 1 KB.
+    private let trail: Trail
+
     /// Where it came from: the network, the cache, a revalidated or a stale cache entry.
-    public let source: ResponseSource
+    public var source: ResponseSource {
+        switch trail {
+        case .first(let source): source
+        case .later(let later): later.source
+        }
+    }
+
     /// Which exchange with the transport produced it: 1 for the first, more after a followed
     /// redirect or a retry; 0 when the cache answered without one.
-    public let attempt: Int
+    public var attempt: Int {
+        switch trail {
+        case .first(let source): source == .cache ? 0 : 1
+        case .later(let later): later.attempt
+        }
+    }
+
     /// The redirects followed to get here, in order (empty when there were none).
-    public let redirects: [Redirect]
+    public var redirects: [Redirect] {
+        if case .later(let later) = trail { later.redirects } else { [] }
+    }
 
     /// Creates a response; Tern builds these, custom transports and tests may too.
     public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
@@ -30,9 +49,8 @@ public struct Response<Value: Sendable>: Sendable {
         self.data = data
         self.value = value
         self.timing = timing
-        self.source = source
-        self.attempt = attempt
-        self.redirects = redirects
+        let first = redirects.isEmpty && attempt == (source == .cache ? 0 : 1)
+        trail = first ? .first(source) : .later(LaterAttempt(source: source, attempt: attempt, redirects: redirects))
     }
 
     /// The URL the response came from: the last redirect's target, else the request's URL.
@@ -43,6 +61,27 @@ public struct Response<Value: Sendable>: Sendable {
 
     /// A header of the response, looked up case-insensitively.
     public func header(_ name: String) -> String? { httpResponse.value(forHTTPHeaderField: name) }
+}
+
+/// Where a response came from among a request's attempts, in one word.
+enum Trail: Sendable {
+    /// From the cache (attempt 0) or the first attempt (1), without redirects.
+    case first(ResponseSource)
+    /// From a later attempt, after redirects or a retry.
+    case later(LaterAttempt)
+}
+
+/// A response's origin when it is not the first attempt's.
+final class LaterAttempt: Sendable {
+    let source: ResponseSource
+    let attempt: Int
+    let redirects: [Redirect]
+
+    init(source: ResponseSource, attempt: Int, redirects: [Redirect]) {
+        self.source = source
+        self.attempt = attempt
+        self.redirects = redirects
+    }
 }
 
 extension Response where Value == JSON {

@@ -1,62 +1,70 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Foundation
 
 /// Writes one response body into a file from a starting offset, for `TransportRequest.Destination.file`.
 ///
 /// Each `begin()` (a new response head) starts over at the offset: bytes the file held past it
-/// are dropped. Failures are returned as `URLError(.cannotWriteToFile)` naming the file.
+/// are dropped. POSIX calls rather than `FileHandle`: its throwing methods need macOS 10.15.4 /
+/// iOS 13.4, and its older ones raise Objective-C exceptions on a full disk. Failures are
+/// returned as `URLError(.cannotWriteToFile)` naming the file and the system's reason.
 /// Thread safety: used by one exchange at a time, on its transport's serial event thread.
 // Sendable: a transport calls it only from the serial event stream of its one exchange.
 final class ResponseFileWriter: @unchecked Sendable {
-    private let url: URL
+    private let path: String
     private let offset: Int64
-    private var handle: FileHandle?
+    private var descriptor: Int32 = -1
+    private var position: Int64 = 0
 
     init(url: URL, offset: Int64) {
-        self.url = url
+        self.path = url.path
         self.offset = max(0, offset)
     }
 
-    /// Opens the file at the offset; nil on success.
+    deinit { if descriptor >= 0 { _ = close(descriptor) } }
+
+    /// Opens the file and cuts it at the offset; nil on success.
     func begin() -> URLError? {
-        try? handle?.close()
-        handle = nil
-        do {
-            if offset == 0 || !FileManager.default.fileExists(atPath: url.path) {
-                guard FileManager.default.createFile(atPath: url.path, contents: nil) else { return failure("cannot create") }
-            }
-            let handle = try FileHandle(forWritingTo: url)
-            try handle.truncate(atOffset: UInt64(offset))
-            try handle.seek(toOffset: UInt64(offset))
-            self.handle = handle
-            return nil
-        } catch {
-            return failure(String(describing: error))
-        }
+        if descriptor >= 0 { _ = close(descriptor) }
+        descriptor = open(path, O_WRONLY | O_CREAT, 0o644)
+        guard descriptor >= 0 else { return failure("cannot open") }
+        guard ftruncate(descriptor, off_t(offset)) == 0 else { return failure("cannot cut at \(offset)") }
+        position = offset
+        return nil
     }
 
-    /// Appends a chunk; nil on success.
+    /// Writes a chunk after the previous one; nil on success.
     func write(_ data: Data) -> URLError? {
-        if handle == nil, let error = begin() { return error }
-        do {
-            try handle?.write(contentsOf: data)
+        if descriptor < 0, let error = begin() { return error }
+        return data.withUnsafeBytes { buffer -> URLError? in
+            var done = 0
+            while done < buffer.count {
+                let written = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(position))
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return failure("cannot write")
+                }
+                done += written
+                position += Int64(written)
+            }
             return nil
-        } catch {
-            return failure(String(describing: error))
         }
     }
 
     /// Closes the file; nil on success.
     func finish() -> URLError? {
-        defer { handle = nil }
-        do {
-            try handle?.close()
-            return nil
-        } catch {
-            return failure(String(describing: error))
-        }
+        guard descriptor >= 0 else { return nil }
+        defer { descriptor = -1 }
+        return close(descriptor) == 0 ? nil : failure("cannot close")
     }
 
-    private func failure(_ reason: String) -> URLError {
-        URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write \(url.path): \(reason)"])
+    private func failure(_ what: String) -> URLError {
+        let reason = String(cString: strerror(errno))
+        return URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "\(what) \(path): \(reason)"])
     }
 }
