@@ -97,6 +97,9 @@ public struct ClientConfiguration: Sendable {
     public func makeSessionConfiguration() -> URLSessionConfiguration {
         let session = URLSessionConfiguration.default
         session.urlCache = nil
+        // Credentials come from `credential`, per client: no shared store that would let one
+        // client's credential answer another session's challenge.
+        session.urlCredentialStorage = nil
         session.requestCachePolicy = .reloadIgnoringLocalCacheData
         var wireHeaders: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": "gzip, deflate, br"]
         wireHeaders["Accept-Language"] = acceptLanguage

@@ -2,16 +2,6 @@ import Foundation
 
 /// Where URLSession differs between Apple platforms and Linux (swift-corelibs-foundation), in one place.
 enum Platform {
-    /// Whether a challenge is TLS server trust, which only Apple platforms deliver; it gets the
-    /// system's default handling. Linux never sends one and has no such constant.
-    static func isServerTrustChallenge(_ method: String) -> Bool {
-        #if canImport(Darwin)
-        return method == NSURLAuthenticationMethodServerTrust
-        #else
-        return false
-        #endif
-    }
-
     /// The idle timeout to give URLSession for a request whose deadline is `seconds`.
     ///
     /// Linux truncates `timeoutInterval` to whole seconds (0.5 s fires at once, 1.5 s after 1 s),

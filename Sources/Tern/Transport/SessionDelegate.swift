@@ -7,7 +7,8 @@ import Foundation
 /// Per-task delegates are ignored on Linux, so everything goes through here. The delegate queue
 /// is serial, so events of one task arrive in order. Authentication challenges are always
 /// answered: an unanswered 401 Basic challenge hangs forever on Linux. Completion-handler tasks
-/// get challenges and redirects here too, but no response or data events.
+/// get challenges and redirects here too, but no response or data events. What each challenge
+/// gets is decided per platform by `ChallengePolicy`.
 ///
 /// Cancelling during a redirect: FoundationNetworking marks a task as waiting for the redirect
 /// answer on the task's work queue, asks this delegate on the delegate queue, and handles the
@@ -169,17 +170,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        let method = challenge.protectionSpace.authenticationMethod
-        if Platform.isServerTrustChallenge(method) {
+        switch ChallengePolicy.answer(ChallengePolicy.Challenge(challenge, hasCredential: credential != nil)) {
+        case .useCredential:
+            let credential = credential.map { URLCredential(user: $0.user, password: $0.password, persistence: .forSession) }
+            completionHandler(.useCredential, credential)
+        case .performDefaultHandling:
             completionHandler(.performDefaultHandling, nil)
-            return
+        case .rejectProtectionSpace:
+            completionHandler(.rejectProtectionSpace, nil)
+        case .cancelAndDeliverResponse:
+            routes.withLock { $0[task.taskIdentifier]?.cancelledChallenge = true }
+            completionHandler(.cancelAuthenticationChallenge, nil)
         }
-        if let credential, challenge.previousFailureCount == 0,
-           method == NSURLAuthenticationMethodHTTPBasic || method == NSURLAuthenticationMethodDefault {
-            completionHandler(.useCredential, URLCredential(user: credential.user, password: credential.password, persistence: .forSession))
-            return
-        }
-        routes.withLock { $0[task.taskIdentifier]?.cancelledChallenge = true }
-        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 }
