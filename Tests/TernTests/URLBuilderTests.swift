@@ -47,4 +47,15 @@ import Testing
         #expect(reason("http://") == .malformedURL("http://"))
         #expect(reason("users", base: "file:///tmp") == .unsupportedScheme("file"))
     }
+
+    /// Literal brackets: older Apple systems (macOS 13, iOS 16) refuse them in a path or query,
+    /// so Tern encodes them there — and keeps them where they belong, around an IPv6 host.
+    @Test func bracketsAreEncodedInPathsAndQueriesButNotAroundAnIPv6Host() throws {
+        #expect(try url("items[0]/x", base: "https://h") == "https://h/items%5B0%5D/x")
+        #expect(try url("search?filter[city]=bj", base: "https://h") == "https://h/search?filter%5Bcity%5D=bj")
+        #expect(try url("search?filter[city]=bj", base: "https://h", ["page": 2]) == "https://h/search?filter%5Bcity%5D=bj&page=2")
+        #expect(try url("status", base: "http://[::1]:8080/v1") == "http://[::1]:8080/v1/status")
+        #expect(try url("a[1]", base: "http://[::1]:8080", ["q": "x"]) == "http://[::1]:8080/a%5B1%5D?q=x")
+        #expect(try URLBuilder.makeURL("http://[::1]:8080/x", baseURL: nil, parameters: [:], encoding: .default).host == "::1")
+    }
 }

@@ -70,16 +70,21 @@ enum URLBuilder {
         guard lower == "http" || lower == "https" else { throw .invalidRequest(.unsupportedScheme(scheme)) }
     }
 
-    /// Percent-encodes what RFC 3986 does not allow anywhere in a URL; keeps valid `%XX` escapes.
+    /// Percent-encodes what may not stand literally in a URL, keeping escapes already there.
+    /// `[` and `]` are encoded everywhere but in the host (an IPv6 literal such as `[::1]`): Linux
+    /// and macOS 14 / iOS 17 accept them literally in a path or query, but older Apple systems
+    /// fail to parse such a URL.
     static func encodeInvalidCharacters(_ string: String) -> String {
         if string.utf8.allSatisfy({ allowedInURL[Int($0)] }) { return string }
         let bytes = Array(string.utf8)
+        let host = authorityRange(bytes)
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count + 16)
         for (index, byte) in bytes.enumerated() {
             let isEscape = byte == UInt8(ascii: "%") && index + 2 < bytes.count
                 && isHexDigit(bytes[index + 1]) && isHexDigit(bytes[index + 2])
-            if isEscape || (byte != UInt8(ascii: "%") && allowedInURL[Int(byte)]) {
+            let isHostBracket = (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")) && host.contains(index)
+            if isEscape || isHostBracket || (byte != UInt8(ascii: "%") && allowedInURL[Int(byte)]) {
                 result.append(byte)
             } else {
                 appendPercentEscape(byte, to: &result)
@@ -88,9 +93,20 @@ enum URLBuilder {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// Unreserved, reserved (gen-delims and sub-delims): every byte a URL may hold literally. `%`
-    /// is not in it; it is kept only as the start of a valid escape.
-    private static let allowedInURL = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=")
+    /// The byte range of the authority (`user@host:port`) after `scheme://`, empty without one.
+    private static func authorityRange(_ bytes: [UInt8]) -> Range<Int> {
+        var index = 0
+        while index + 2 < bytes.count, !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")
+                                           && bytes[index + 2] == UInt8(ascii: "/")) {
+            index += 1
+        }
+        guard index + 2 < bytes.count else { return 0..<0 }
+        let start = index + 3
+        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        return start..<(end ?? bytes.count)
+    }
+
+    private static let allowedInURL = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#@!$&'()*+,;=")
 
     private static func existingPair(_ raw: Substring) -> EncodedPair {
         let key = String(raw.prefix { $0 != "=" })
