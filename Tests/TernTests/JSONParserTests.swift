@@ -70,4 +70,16 @@ import Testing
         let fine = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
         #expect(try JSON(data: Data(fine.utf8)).array?.count == 1)
     }
+
+    /// Integers are 64-bit on every platform, also where `Int` has 32 bits (watchOS).
+    @Test func integersBeyond32BitsRoundTripExactly() throws {
+        let json = try JSON(data: Data(#"{"id": 9007199254740993, "ms": 1764547200123, "neg": -4294967297}"#.utf8))
+        #expect(json["id"] == .int(9_007_199_254_740_993))
+        #expect(json["id"]?.int64 == 9_007_199_254_740_993)
+        #expect(json["ms"]?.int64 == 1_764_547_200_123)
+        #expect(json["neg"]?.int64 == -4_294_967_297)
+        #expect(try JSON(foundation: json.anyValue) == json)
+        #expect(JSON.int(Int64.max).int64 == .max)
+        #expect(JSON.double(3.0).int64 == 3 && JSON.double(3.5).int64 == nil)
+    }
 }

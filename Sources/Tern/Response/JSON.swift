@@ -10,8 +10,9 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     case null
     /// `true` or `false`
     case bool(Bool)
-    /// A number without a fraction or exponent that fits in `Int`.
-    case int(Int)
+    /// A number without a fraction or exponent that fits in 64 bits — on every platform, also
+    /// where `Int` has 32 (watchOS): ids and timestamps in milliseconds stay exact.
+    case int(Int64)
     /// Any other number.
     case double(Double)
     /// A string.
@@ -42,7 +43,8 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
         case is NSNull: self = .null
         case let string as String: self = .string(string)
         case let bool as Bool: self = .bool(bool)
-        case let int as Int: self = .int(int)
+        case let int as Int: self = .int(Int64(int))
+        case let int as Int64: self = .int(int)
         case let double as Double: self = .double(double)
         case let array as [Any]:
             var items: [JSON] = []
@@ -64,8 +66,8 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
         case "c": self = .bool(number.boolValue)
         case "d", "f": self = .double(number.doubleValue)
         default:
-            if let int = Int(exactly: number.int64Value), number.int64Value >= 0 || number.stringValue.hasPrefix("-") {
-                self = .int(int)
+            if number.int64Value >= 0 || number.stringValue.hasPrefix("-") {
+                self = .int(number.int64Value)
             } else {
                 self = .double(number.doubleValue)
             }
@@ -86,11 +88,22 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
 
     /// The string, for `.string`.
     public var string: String? { if case .string(let value) = self { value } else { nil } }
-    /// The integer, for `.int` or a `.double` with no fraction.
+    /// The integer, for `.int` or a `.double` with no fraction, when it fits in `Int` (on watchOS,
+    /// 32 bits: use `int64` for ids and timestamps there).
     public var int: Int? {
         switch self {
-        case .int(let value): value
+        case .int(let value): Int(exactly: value)
         case .double(let value): Int(exactly: value)
+        default: nil
+        }
+    }
+
+    /// The number as an `Int64`, for `.int` and for a `.double` that is a whole number in range:
+    /// exact on every platform (`int` is nil on watchOS beyond 32 bits).
+    public var int64: Int64? {
+        switch self {
+        case .int(let value): value
+        case .double(let value): Int64(exactly: value)
         default: nil
         }
     }
@@ -117,7 +130,7 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .null: NSNull()
         case .bool(let value): value
-        case .int(let value): value
+        case .int(let value): Int(exactly: value).map { $0 as Any } ?? value
         case .double(let value): value
         case .string(let value): value
         case .array(let value): value.map(\.anyValue)

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Tern's own parser, not `JSONSerialization`: on Linux that one builds Foundation objects and
 /// every conversion to `JSON` is a dynamic cast, about 200 µs for a 1 KB document here. This one
-/// reads the bytes once. Numbers without a fraction or exponent that fit in `Int` are `.int`,
+/// reads the bytes once. Numbers without a fraction or exponent that fit in `Int64` are `.int`,
 /// others `.double`; duplicate keys keep the last value; invalid UTF-8 inside strings is replaced
 /// with U+FFFD; nesting deeper than 512 levels is refused rather than exhausting the stack.
 struct JSONParser {
@@ -213,13 +213,13 @@ struct JSONParser {
         let negative = current == UInt8(ascii: "-")
         if negative { index += 1 }
         guard let first = current, isDigit(first) else { throw failure("invalid number") }
-        var integer: Int? = 0
+        var integer: Int64? = 0
         if first == UInt8(ascii: "0") {
             index += 1
             if let next = current, isDigit(next) { throw failure("leading zero in a number") }
         } else {
             while let byte = current, isDigit(byte) {
-                let digit = Int(byte - UInt8(ascii: "0"))
+                let digit = Int64(byte - UInt8(ascii: "0"))
                 integer = integer.flatMap { value in
                     let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
                     let (sum, overflowSum) = shifted.addingReportingOverflow(negative ? -digit : digit)
