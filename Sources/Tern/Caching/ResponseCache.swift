@@ -10,26 +10,40 @@ final class ResponseCache: Sendable {
     private enum Disk {
         case unopened
         case open(DiskCache)
-        case unavailable
+        /// The last open failed at this uptime (ns); it is tried again `reopenDelay` later: a
+        /// locked device (data protection) or a full disk should not switch caching off for good.
+        case unavailable(since: UInt64)
     }
 
     let memory: MemoryCache<String, CachedResponse>
     let directory: URL
     private let diskLimit: Int64
+    private let reopenDelay: TimeInterval
     private let disk = Locked(Disk.unopened)
 
-    init(directory: URL, memoryLimit: Int, diskLimit: Int64) {
+    init(directory: URL, memoryLimit: Int, diskLimit: Int64, reopenDelay: TimeInterval = 30) {
         memory = MemoryCache(costLimit: memoryLimit)
         self.directory = directory
         self.diskLimit = diskLimit
+        self.reopenDelay = reopenDelay
     }
 
-    /// `<user caches>/Tern/<host of the base URL, or "default">`.
-    static func defaultDirectory(baseURL: String?) -> URL {
+    /// `<user caches>/Tern/<app>/<host of the base URL, or "default">` (see `appIdentifier`).
+    static func defaultDirectory(baseURL: String?, app: String = appIdentifier) -> URL {
         let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
             ?? FileManager.default.temporaryDirectory
         let host = baseURL.flatMap { URL(string: $0)?.host } ?? "default"
-        return caches.appendingPathComponent("Tern").appendingPathComponent(host.isEmpty ? "default" : host)
+        return caches.appendingPathComponent("Tern").appendingPathComponent(app)
+            .appendingPathComponent(host.isEmpty ? "default" : host)
+    }
+
+    /// The app's bundle identifier (Apple platforms) or the executable's name (Linux, command-line
+    /// tools): a non-sandboxed Mac and Linux share one caches directory between every program of
+    /// the user, and one program's cache must not be another's (or be cleaned by it).
+    static var appIdentifier: String {
+        let name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        let safe = String(name.map { $0 == "/" || $0 == ":" ? "_" : $0 })
+        return safe.isEmpty || safe == "." || safe == ".." ? "app" : safe
     }
 
     /// The disk level, opened on first use.
@@ -37,8 +51,10 @@ final class ResponseCache: Sendable {
         disk.withLock { state -> DiskCache? in
             switch state {
             case .open(let cache): return cache
-            case .unavailable: return nil
-            case .unopened:
+            case .unavailable(let since)
+                where DispatchTime.now().uptimeNanoseconds - since < UInt64(reopenDelay * 1e9): return nil
+            case .unopened, .unavailable:
+                let firstFailure = if case .unopened = state { true } else { false }
                 var configuration = DiskCache.Configuration()
                 configuration.sizeLimit = diskLimit
                 do {
@@ -46,8 +62,12 @@ final class ResponseCache: Sendable {
                     state = .open(cache)
                     return cache
                 } catch {
-                    FileHandle.standardError.write(Data("Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory only\n".utf8))
-                    state = .unavailable
+                    if firstFailure {
+                        let message = "Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory "
+                            + "only, trying again every \(Int(reopenDelay)) s\n"
+                        FileHandle.standardError.write(Data(message.utf8))
+                    }
+                    state = .unavailable(since: DispatchTime.now().uptimeNanoseconds)
                     return nil
                 }
             }

@@ -57,7 +57,8 @@ public struct ClientConfiguration: Sendable {
     public var transport: (any Transport)?
     /// The cache policy of requests that set none; `.disabled` by default.
     public var cachePolicy: CachePolicy
-    /// Where the disk cache lives; nil uses `<user caches>/Tern/<base URL host or "default">`.
+    /// Where the disk cache lives; nil uses `<user caches>/Tern/<app>/<base URL host or "default">`,
+    /// where `<app>` is the bundle identifier (Apple platforms) or the executable's name.
     public var cacheDirectory: URL?
     /// Bytes of responses kept in memory; 16 MB by default.
     public var memoryCacheLimit: Int
