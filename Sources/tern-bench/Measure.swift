@@ -67,9 +67,19 @@ extension Array where Element == Double {
     }
 }
 
-/// Current resident set size in KB (VmRSS), Linux only; NaN elsewhere.
+/// Current resident set size in KB: VmRSS on Linux, the task's resident size on Darwin.
 func currentRSSKilobytes() -> Double {
-    #if os(Linux)
+    #if canImport(Darwin)
+    var info = mach_task_basic_info()
+    var count = mach_msg_type_number_t(MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
+    let result = withUnsafeMutablePointer(to: &info) { pointer in
+        pointer.withMemoryRebound(to: integer_t.self, capacity: Int(count)) {
+            // task_self_trap(): the `mach_task_self_` global is not concurrency-safe in Swift 6.
+            task_info(task_self_trap(), task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
+        }
+    }
+    return result == KERN_SUCCESS ? Double(info.resident_size) / 1024 : .nan
+    #elseif os(Linux)
     guard let file = fopen("/proc/self/status", "r") else { return .nan }
     defer { fclose(file) }
     var line: UnsafeMutablePointer<CChar>?

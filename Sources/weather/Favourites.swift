@@ -1,7 +1,8 @@
 import Foundation
 
-/// The favourite cities, kept in a small JSON file in the user's data directory
-/// (`$XDG_DATA_HOME/tern-weather`, else `~/.local/share/tern-weather`; `--data-dir` overrides).
+/// The favourite cities, kept in a small JSON file in the user's data directory: on Linux
+/// `$XDG_DATA_HOME/tern-weather`, else `~/.local/share/tern-weather`; on Apple platforms
+/// `Application Support/tern-weather`; `--data-dir` overrides.
 struct Favourites {
     let file: URL
 
@@ -11,11 +12,17 @@ struct Favourites {
     }
 
     private static func defaultDirectory() -> URL {
+        #if canImport(Darwin)
+        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Application Support")
+        return support.appendingPathComponent("tern-weather")
+        #else
         let environment = ProcessInfo.processInfo.environment
         if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
             return URL(fileURLWithPath: xdg).appendingPathComponent("tern-weather")
         }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/tern-weather")
+        return URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/share/tern-weather")
+        #endif
     }
 
     /// The saved ids, or the default favourites when nothing was saved yet.

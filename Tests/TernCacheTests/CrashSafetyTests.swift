@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import TernCache
 
+// These suites start processes: `Process` exists on macOS and Linux only.
+#if os(macOS) || os(Linux)
 /// A disk cache survives a process killed at any moment, and an unusable database is rebuilt.
 @Suite struct CrashSafetyTests {
     /// The `tern-cache-writer` executable, built next to the test bundle.
@@ -124,3 +126,4 @@ import Testing
         }
     }
 }
+#endif

@@ -103,7 +103,7 @@ import Testing
         let written = try #require(try cache.entry(forKey: "a")).lastAccess
         _ = try cache.data(forKey: "a")                    // within the resolution: not recorded
         #expect(try cache.entry(forKey: "a")?.lastAccess == written)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         _ = try cache.data(forKey: "a")                    // older than the resolution: recorded
         let recorded = try #require(try cache.entry(forKey: "a")).lastAccess
         #expect(recorded.timeIntervalSince(written) >= 0.25)
@@ -117,14 +117,14 @@ import Testing
         let written = Date()
         try cache.setData(Data("old".utf8), forKey: "old")
         try cache.setData(Data("read".utf8), forKey: "read")
-        try await Task.sleep(for: .milliseconds(150))
+        try await Task.sleep(milliseconds: 150)
         let readAt = Date()
         let refreshed = try cache.data(forKey: "read")
         if readAt.timeIntervalSince(written) < 0.28 { #expect(refreshed != nil) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         #expect(try cache.data(forKey: "old") == nil)      // expired: a miss, and removed
         if refreshed != nil, Date().timeIntervalSince(readAt) < 0.28 { #expect(try cache.totalCount() == 1) }
-        try await Task.sleep(for: .milliseconds(350))
+        try await Task.sleep(milliseconds: 350)
         try cache.trimToLimits()
         #expect(try cache.totalCount() == 0)
         try cache.setData(Data("x".utf8), forKey: "new")

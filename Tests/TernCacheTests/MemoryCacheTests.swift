@@ -52,17 +52,17 @@ final class AliveCounter: @unchecked Sendable {
         let written = Date()
         cache.setValue(1, forKey: "read")
         cache.setValue(2, forKey: "idle")
-        try await Task.sleep(for: .milliseconds(150))
+        try await Task.sleep(milliseconds: 150)
         let readAt = Date()
         let refreshed = cache.value(forKey: "read")
         if readAt.timeIntervalSince(written) < 0.28 { #expect(refreshed == 1) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         #expect(Date().timeIntervalSince(written) > 0.3)
         #expect(cache.value(forKey: "idle") == nil)      // over 0.3 s since its last access
         let checkedAt = Date()
         let survivor = cache.value(forKey: "read")
         if refreshed != nil, checkedAt.timeIntervalSince(readAt) < 0.28 { #expect(survivor == 1) }
-        try await Task.sleep(for: .milliseconds(350))
+        try await Task.sleep(milliseconds: 350)
         #expect(cache.value(forKey: "read") == nil && cache.count == 0)
     }
 
@@ -85,7 +85,7 @@ final class AliveCounter: @unchecked Sendable {
         #expect(cache.removeValue(forKey: "k2") == 2 && cache.removeValue(forKey: "k2") == nil)
         cache.trim(toCost: 2)
         #expect(cache.keysByRecency == ["k4", "k3"])
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(milliseconds: 400)
         cache.setValue(9, forKey: "fresh")
         cache.trim(toAge: 0.3)
         #expect(cache.keysByRecency == ["fresh"])

@@ -110,7 +110,7 @@ import TernStubs
             default: break
             }
         }
-        while !done.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        while !done.withLock({ $0 }) { try await Task.sleep(milliseconds: 5) }
         #expect(pieces.withLock { $0.map(\.count) } == [25, 25, 25, 25])
     }
 
@@ -121,7 +121,7 @@ import TernStubs
             defer { endedAt.withLock { $0 = Date() } }
             return try await client.send(Request<String>("slow"))
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(milliseconds: 50)
         let cancelledAt = Date()
         task.cancel()
         guard case .failure(let error as TernError) = await task.result else { Issue.record("expected cancellation"); return }

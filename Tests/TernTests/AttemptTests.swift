@@ -36,12 +36,12 @@ import Testing
         let outcomes = Outcomes()
         let handle = client.send(Request<JSON>("counted", query: ["key": key])) { outcomes.record(0, $0) }
         let deadline = Date().addingTimeInterval(10)
-        while handle.core.stage != .waiting(.beforeNextAttempt), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while handle.core.stage != .waiting(.beforeNextAttempt), Date() < deadline { try await Task.sleep(milliseconds: 10) }
         #expect(handle.core.stage == .waiting(.beforeNextAttempt))
         #expect(handle.phase == .running)
         handle.cancel()
         await outcomes.wait(for: 1)
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])
         #expect(try await Fixture.count(key) == 1)
         #expect(client.runningRequests.isEmpty)

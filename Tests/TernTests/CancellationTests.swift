@@ -24,7 +24,7 @@ import Testing
         #expect(error == .cancelled(.explicit))
         #expect(handle.isCancelled && handle.isFinished)
         handle.cancel()
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         #expect(calls.count == 1)
     }
 
@@ -35,7 +35,7 @@ import Testing
             handle.cancel()
             handle.cancel()
         }
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(milliseconds: 500)
         let all = results.withLock { $0 }
         #expect(all.count == 20)
         #expect(all.allSatisfy { $0.failure == .cancelled(.explicit) })
@@ -53,7 +53,7 @@ import Testing
             slot.withLock { $0 = sent }
         }
         handle.cancel()
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         #expect(calls.count == 1)
         #expect(!handle.isCancelled)
         #expect(handle.phase == .finished)
@@ -65,7 +65,7 @@ import Testing
             defer { endedAt.withLock { $0 = Date() } }
             return try await client.send(Request<JSON>("stall", query: ["seconds": 30]))
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         let cancelledAt = Date()
         task.cancel()
         let result = await task.result
@@ -88,7 +88,7 @@ import Testing
     @Test func invalidatingCancelsRequestsInFlightAndRefusesNewOnes() async throws {
         let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
         let inFlight = Task { try await client.send(Request<JSON>("stall", query: ["seconds": 5])) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         client.invalidate()
         client.invalidate()
         let result = await inFlight.result
@@ -109,7 +109,7 @@ import Testing
         recorder?.onResult = { _ in calls.increment() }
         let handle = client.send(Request<JSON>("stall", query: ["seconds": 0.3]), delegate: recorder!)
         recorder = nil
-        try await Task.sleep(for: .milliseconds(800))
+        try await Task.sleep(milliseconds: 800)
         #expect(handle.isFinished)
         #expect(calls.count == 0)
     }

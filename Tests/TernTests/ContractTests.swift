@@ -117,7 +117,7 @@ import Testing
         handle.cancel()
         queue.resume()
         await outcomes.wait(for: 1)
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])
     }
 

@@ -56,7 +56,7 @@ import Testing
         #expect(try await httpbin.send(Request<JSON>("redirect/2")).statusCode == 200)
         #expect(try await httpbin.send(Request<JSON>("status/204")).value == .null)
         let task = Task { try await httpbin.send(Request<JSON>("delay/3")) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         task.cancel()
         guard case .failure(let error as TernError) = await task.result else { Issue.record("\(mode): expected cancel"); return }
         #expect(error == .cancelled(.explicit))

@@ -60,8 +60,8 @@ import Testing
         }
         owners.removeAll()
         let deadline = Date().addingTimeInterval(180)
-        while !handles.allSatisfy(\.isFinished), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        try await Task.sleep(for: .milliseconds(300))
+        while !handles.allSatisfy(\.isFinished), Date() < deadline { try await Task.sleep(milliseconds: 50) }
+        try await Task.sleep(milliseconds: 300)
 
         let delivered = callbacks.withLock { $0 }
         var wrong: [String] = []

@@ -61,7 +61,7 @@ import Testing
         handle = nil
         #expect(weakHandle == nil)
         #expect(client.runningRequests.isEmpty, "releasing the handle cancels at once")
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         #expect(outcomes.of(0).isEmpty, "a released handle gets no callback")
     }
 
@@ -85,7 +85,7 @@ import Testing
         dropped = nil
         _ = dropped
         await outcomes.wait(for: 1)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         #expect(outcomes.of(0).isEmpty, "nobody listens to the dropped one")
         #expect(outcomes.of(1).first?.success != nil)
         #expect(try await Fixture.count(key) == 2, "both ran to completion")

@@ -93,9 +93,9 @@ final class ProgressLog: Sendable {
             .onProgress { log.record(.progress($0)); firstChunk.increment() }
         let handle = client.send(request) { _ in log.record(.completed) }
         let deadline = Date().addingTimeInterval(10)
-        while firstChunk.count == 0, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while firstChunk.count == 0, Date() < deadline { try await Task.sleep(milliseconds: 10) }
         handle.cancel()
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         // With `.immediate` the cancellation callback ran inside cancel(): nothing may follow it.
         let completions = log.all.filter { if case .completed = $0 { true } else { false } }
         #expect(completions.count == 1)

@@ -38,7 +38,7 @@ import Testing
             weakCore = handle.core
         }
         await outcomes.wait(for: 1)
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(milliseconds: 100)
         #expect(outcomes.of(0).count == 1)
         #expect(weakHandle == nil, "the handle outlived its request")
         #expect(weakCore == nil, "the request state outlived its request")
@@ -91,14 +91,14 @@ import Testing
         silent.send(loud) { outcomes.record(1, $0) }
         quiet.cancel()
         #expect(silent.cancelAll() == 1)
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(milliseconds: 400)
         #expect(outcomes.of(0).isEmpty)
         #expect(outcomes.of(1).first?.failure == .cancelled(.explicit))
         #expect(quiet.isCancelled && quiet.isFinished)
         #expect(silent.runningRequests.isEmpty)
         // The async API cannot be silent: it throws.
         let task = Task { try await silent.send(slow(key)) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(milliseconds: 100)
         task.cancel()
         guard case .failure(let error as TernError) = await task.result else { Issue.record("expected an error"); return }
         #expect(error.isCancelled)

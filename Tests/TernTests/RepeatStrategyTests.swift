@@ -68,12 +68,12 @@ import Testing
         let raw = Task { try await client.send(Request<Data>("counted", query: ["key": key, "seconds": 2]).repeating(.share)) }
         // Both async callers must have joined before the others (their tasks may start late on a
         // loaded machine, after a 2 s call would have ended).
-        while client.runningRequests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        while client.runningRequests.count < 2 { try await Task.sleep(milliseconds: 5) }
         for index in 0..<97 { client.send(request) { outcomes.record(index, $0) } }
         client.send(request, delegate: recorder)
         await outcomes.wait(for: 97)
         let (awaitedResponse, rawResponse) = try await (awaited.value, raw.value)
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(milliseconds: 100)
         let bodies = Set(outcomes.all.values.compactMap { $0.first?.success?.data } + [awaitedResponse.data, rawResponse.data] + delegated.withLock { $0.map(\.data) })
         #expect(bodies.count == 1, "every caller must get the same body")
         #expect(outcomes.all.count == 97 && delegated.withLock { $0.count } == 1)

@@ -37,7 +37,7 @@ import Testing
             }
         }
         // Give any stray second callback time to show up.
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         #expect(callbacks.withLock { $0 }.allSatisfy { $0 == 1 })
         let totals = outcomes.withLock { $0 }
         #expect(totals.success + totals.cancelled == count, "unexpected failures: \(totals)")
@@ -80,7 +80,7 @@ import Testing
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         let all = outcomes.all
         #expect(all.count == rounds && all.values.allSatisfy { $0.count == 1 })
         let ordered = (0..<rounds).filter { $0 % 3 != 2 }

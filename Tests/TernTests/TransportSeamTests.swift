@@ -93,7 +93,7 @@ import Testing
         #expect(timedOut.seconds < 15, "the transport never answers: only the deadline ends it")
 
         let task = Task { try await client.send(Request<JSON>("y")) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(milliseconds: 100)
         task.cancel()
         guard case .failure(let error as TernError) = await task.result else { Issue.record("expected cancellation"); return }
         #expect(error == .cancelled(.explicit))
@@ -121,8 +121,8 @@ import Testing
         #expect(client.cancelAll() == 1)
         transport.gate.signal()
         await outcomes.wait(for: 1)
-        while sent.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: .milliseconds(100))
+        while sent.withLock({ $0 }) == nil { try await Task.sleep(milliseconds: 5) }
+        try await Task.sleep(milliseconds: 100)
         #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])
         #expect(transport.cancels.count == 1, "the task that arrived after the cancel must be cancelled")
         #expect(client.runningRequests.isEmpty)

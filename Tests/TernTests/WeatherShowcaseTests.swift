@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+// These suites start processes: `Process` exists on macOS and Linux only.
+#if os(macOS) || os(Linux)
 /// Runs the `weather` executable the way a newcomer does and checks what it prints.
 @Suite struct WeatherShowcaseTests {
     /// Runs `weather` and waits for it without blocking a Swift concurrency thread (the pool has
@@ -217,3 +219,4 @@ import Testing
         #expect(output.contains("final query: she"))
     }
 }
+#endif

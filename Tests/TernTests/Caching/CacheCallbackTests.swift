@@ -55,8 +55,8 @@ import Testing
         #expect(cached.source == .cache && cached.json["n"]?.int == 1)
         // The network call went on and refreshed the entry.
         let deadline = Date().addingTimeInterval(5)
-        while try await CacheFixture.hits(key).all < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try await Task.sleep(for: .milliseconds(100))
+        while try await CacheFixture.hits(key).all < 2, Date() < deadline { try await Task.sleep(milliseconds: 20) }
+        try await Task.sleep(milliseconds: 100)
         #expect(try await client.send(CacheFixture.resource(key).caching(CachePolicy(read: .cacheOnly))).json["n"]?.int == 2)
     }
 
@@ -95,7 +95,7 @@ import Testing
             if index.isMultiple(of: 2) { handle.cancel() }
         }
         await outcomes.wait(for: 20)
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(milliseconds: 200)
         var cancelled = 0
         for index in 0..<20 {
             let results = outcomes.of(index)
@@ -132,7 +132,7 @@ import Testing
         }
         held.resume()
         let deadline = Date().addingTimeInterval(10)
-        while done.count < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while done.count < 2, Date() < deadline { try await Task.sleep(milliseconds: 10) }
         let older = results.withLock { $0[0] }, newer = results.withLock { $0[1] }
         #expect(older?.failure.map { if case .cancelled(.superseded) = $0 { true } else { false } } == true, "\(String(describing: older))")
         #expect(try newer?.get().source == .cache && newer?.get().data.count == 4_000_000)

@@ -73,7 +73,7 @@ import Testing
         _ = try await client.send(CacheFixture.resource(key))
         let early = try await client.send(CacheFixture.resource(key))
         if Date().timeIntervalSince(before) < maxAge * 0.8 { #expect(early.source == .cache) }
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(milliseconds: 600)
         let cacheOnly = await client.completionResult(CacheFixture.resource(key).caching(CachePolicy(read: .cacheOnly, maxAge: maxAge))).0
         #expect(cacheOnly.failure.map { if case .cacheMiss = $0 { true } else { false } } == true)
         // Read after expiry: removed, not left behind.
@@ -88,7 +88,7 @@ import Testing
         let policy = CachePolicy(write: .both, maxAge: 0.2, servesStaleOnError: true)
         let client = try CacheFixture.client(policy)
         let stored = try await client.send(CacheFixture.resource(key))
-        try await Task.sleep(for: .milliseconds(300))      // expired, kept for stale-on-error
+        try await Task.sleep(milliseconds: 300)      // expired, kept for stale-on-error
         try await CacheFixture.setState(key, failure)
         let stale = try await client.send(CacheFixture.resource(key))
         #expect(stale.source == .stale && stale.data == stored.data)

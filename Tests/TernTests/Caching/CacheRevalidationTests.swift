@@ -11,7 +11,7 @@ import Testing
         let refreshing = CachePolicy(read: .cacheElseNetwork, write: .both, maxAge: 0.5)
         let client = try CacheFixture.client(refreshing)
         let first = try await client.send(CacheFixture.resource(key, etag: "v1"))
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(milliseconds: 600)
         let refreshedAt = Date()   // the 304 refreshes the entry after this
         let revalidated = try await client.send(CacheFixture.resource(key, etag: "v1"))
         #expect(revalidated.source == .revalidated && revalidated.statusCode == 200)
@@ -28,7 +28,7 @@ import Testing
         let key = Fixture.uniqueKey("changed")
         let client = try CacheFixture.client(expiring)
         _ = try await client.send(CacheFixture.resource(key, etag: "v1"))
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         // The server's ETag is now v2: the conditional request gets a full 200.
         let changed = try await client.send(CacheFixture.resource(key, etag: "v2").caching(expiring))
         #expect(changed.source == .network && changed.json["n"]?.int == 2)
@@ -38,7 +38,7 @@ import Testing
         let key = Fixture.uniqueKey("lm")
         let client = try CacheFixture.client(expiring)
         _ = try await client.send(CacheFixture.resource(key, lastModified: true))
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         #expect(try await client.send(CacheFixture.resource(key, lastModified: true)).source == .revalidated)
         #expect(try await CacheFixture.hits(key).conditional == 1)
     }
@@ -58,13 +58,13 @@ import Testing
         let etag = "tern-\(UUID().uuidString.prefix(8))"
         let first = try await client.send(Request<JSON>("etag/\(etag)"))
         #expect(first.source == .network && first.header("ETag")?.contains(etag) == true)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         let second = try await client.send(Request<JSON>("etag/\(etag)"))
         #expect(second.source == .revalidated && second.data == first.data)
         // httpbin's /cache answers 304 to any conditional request; its first answer has Last-Modified.
         let cache = try await client.send(Request<JSON>("cache"))
         #expect(cache.header("Last-Modified") != nil)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(milliseconds: 300)
         #expect(try await client.send(Request<JSON>("cache")).source == .revalidated)
     }
 }
