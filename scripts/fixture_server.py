@@ -22,6 +22,10 @@ Loopback only. Endpoints (all GET unless noted):
   /redirect?status=S&to=URL&key=K (any method)  answers S with Location: URL, counted under K
   /redirect-loop?key=K      302 to itself, counted under K
   /redirect-chain?n=N&key=K 302 to /redirect-chain?n=N-1 until n=0, then 200 {"key": K, "hops": ...}; counted under K
+  /flaky?key=K&fail=N&status=S&retry_after=V&mode=reset (any method)  the first N requests under K fail (status S,
+                            default 503, with Retry-After: V if given; "date:D" sends an HTTP date D seconds ahead;
+                            mode=reset resets the connection instead), then 200 {"key": K, "n": count}
+  /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
 """
 import argparse
 import json
@@ -34,6 +38,7 @@ from urllib.parse import urlparse, parse_qs
 
 
 COUNTS = {}
+TIMES = {}
 STATES = {}
 COUNTS_LOCK = threading.Lock()
 
@@ -156,6 +161,12 @@ class Handler(BaseHTTPRequestHandler):
             return self._echo()
         if route.startswith("/redirect"):
             return self._redirect(route, q)
+        if route == "/flaky":
+            return self._flaky(q)
+        if route == "/flaky-times":
+            with COUNTS_LOCK:
+                times = list(TIMES.get(q.get("key", ""), []))
+            return self._send(200, json.dumps({"times": times}).encode())
         self._send(404, b'{"error": "no such fixture"}')
 
     def _cached(self, q):
@@ -196,6 +207,29 @@ class Handler(BaseHTTPRequestHandler):
         body = json.dumps({"key": key, "n": n, "code": int(q.get("code", "0")), "q": q.get("q", "")}).encode()
         return self._send(200, body, extra=extra)
 
+    def _flaky(self, q):
+        key = q.get("key", "")
+        self._body()
+        with COUNTS_LOCK:
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            n = COUNTS[key]
+            TIMES.setdefault(key, []).append(time.monotonic())
+        if n <= int(q.get("fail", "0")):
+            if q.get("mode") == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+                return
+            extra = {}
+            retry_after = q.get("retry_after")
+            if retry_after and retry_after.startswith("date:"):
+                from email.utils import formatdate
+                extra["Retry-After"] = formatdate(time.time() + float(retry_after[5:]), usegmt=True)
+            elif retry_after:
+                extra["Retry-After"] = retry_after
+            return self._send(int(q.get("status", "503")), json.dumps({"key": key, "n": n, "error": "busy"}).encode(), extra=extra)
+        return self._send(200, json.dumps({"key": key, "n": n}).encode())
+
     def _redirect(self, route, q):
         key = q.get("key", "")
         if key:
@@ -231,6 +265,8 @@ class Handler(BaseHTTPRequestHandler):
         route = urlparse(self.path).path
         if route.startswith("/redirect"):
             return self._redirect(route, self._query())
+        if route == "/flaky":
+            return self._flaky(self._query())
         return self._echo()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _any

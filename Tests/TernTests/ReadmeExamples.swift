@@ -170,6 +170,17 @@ func readmeRedirects(api: Client) async throws {
     _ = (exact, strict)
 }
 
+func readmeRetry() {
+    let api = Client(baseURL: "https://api.example.com") {
+        $0.retryPolicy = .exponential(maxAttempts: 4)          // GET, HEAD, PUT, DELETE, OPTIONS
+    }
+    var order = Request<JSON>("orders", method: .post, body: .json(["sku": "A1"]), headers: ["Idempotency-Key": "k-42"])
+    order.retryPolicy = RetryPolicy.exponential(maxAttempts: 3).retryingAllMethods()   // this POST is safe to repeat
+    api.send(order) { result in
+        if case .failure(let error) = result { print(error.statusCode ?? 0, error.responseHeader("Retry-After") ?? "") }
+    }
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

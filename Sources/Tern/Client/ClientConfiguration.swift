@@ -41,8 +41,10 @@ public struct ClientConfiguration: Sendable {
     /// How redirects are followed (by Tern, the same on every platform). Default `.default`:
     /// up to 10, credentials stay with their origin, no https → http.
     public var redirectPolicy: RedirectPolicy
-    /// Decides after each processed attempt whether to deliver or try again; internal until the
-    /// retry policy makes it public. Default nil: deliver.
+    /// When failed requests are tried again (see `RetryPolicy`). Default `.none`: never.
+    public var retryPolicy: RetryPolicy
+    /// Decides after each processed attempt, before the retry policy, whether to deliver or try
+    /// again; for tests of the engine. Default nil.
     var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
@@ -82,6 +84,7 @@ public struct ClientConfiguration: Sendable {
         oneLineGetStrategy = nil
         identityHeaders = []
         redirectPolicy = .default
+        retryPolicy = .none
         afterAttempt = nil
         reportsCancellation = true
         configureSession = { _ in }

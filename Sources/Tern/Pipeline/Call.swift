@@ -34,6 +34,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// The deadline in seconds.
     let timeout: TimeInterval
     let redirectPolicy: RedirectPolicy
+    let retryPolicy: RetryPolicy
     /// The headers that tell callers apart when attempts are shared.
     let identityHeaders: Set<String>
     let plan: CachePlan?
@@ -84,6 +85,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         self.queue = queue
         self.strategy = strategy
         self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
+        self.retryPolicy = request.retryPolicy ?? client.configuration.retryPolicy
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
         self.plan = client.cachePlan(for: request, urlRequest)
         self.cacheHit = cacheHit
@@ -167,8 +169,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
         let route = core.route
         let result = process(outcome, route: route)
-        let decision = client.configuration.afterAttempt?(AttemptReport(attempt: route.attempt, result: result.map { _ in () }))
-        switch decision ?? .deliver {
+        switch decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
         case .deliver:
             if case .success(let response) = result { store(response) }
             deliver(result, claim: .onDelivery)

@@ -50,6 +50,8 @@ public struct Request<Value: Sendable>: Sendable {
     public var progress: (@Sendable (TransferProgress) -> Void)?
     /// How this request uses the client's response cache; nil uses the client's `cachePolicy`.
     public var cachePolicy: CachePolicy?
+    /// When this request is tried again after a failure; nil (the default) uses the client's.
+    public var retryPolicy: RetryPolicy?
     /// How redirects are followed for this request; nil (the default) uses the client's.
     /// `.never` delivers a 3xx response as it is.
     public var redirectPolicy: RedirectPolicy?
@@ -84,6 +86,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.progress = nil
         self.cachePolicy = nil
         self.redirectPolicy = nil
+        self.retryPolicy = nil
         self.identityHeaders = []
     }
 

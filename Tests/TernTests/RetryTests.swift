@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Retries against the fixture's `/flaky` resource, which fails a set number of times (503 with
+/// or without `Retry-After`, or a reset) and records when each request arrived.
+@Suite struct RetryTests {
+    private func client(_ policy: RetryPolicy) throws -> Client {
+        try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.retryPolicy = policy
+        }
+    }
+
+    private func flaky(_ key: String, fail: Int, _ extra: Parameters = [:], method: HTTPMethod = .get) -> Request<JSON> {
+        Request<JSON>("flaky", method: method, query: extra.merging(["key": key, "fail": fail]) { own, _ in own })
+    }
+
+    /// Seconds between the server's arrivals for `key`.
+    private func gaps(_ key: String) async throws -> [Double] {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let times = try await client.send(Request<JSON>("flaky-times", query: ["key": key])).json["times"]?.array ?? []
+        let seconds = times.compactMap(\.double)
+        return zip(seconds, seconds.dropFirst()).map { $1 - $0 }
+    }
+
+    @Test func aServiceUnavailableIsRetriedUntilItAnswers() async throws {
+        let key = Fixture.uniqueKey("retry")
+        let response = try await client(.exponential(maxAttempts: 4, baseDelay: 0.05)).send(flaky(key, fail: 2))
+        #expect(response.json["n"]?.int == 3)
+        #expect(response.attempt == 3)
+        #expect(try await Fixture.count(key) == 3)
+    }
+
+    @Test func attemptsStopAtTheLimitWithTheLastFailure() async throws {
+        let key = Fixture.uniqueKey("exhausted")
+        let client = try client(.exponential(maxAttempts: 3, baseDelay: 0.05))
+        let outcomes = Outcomes()
+        let handle = client.send(flaky(key, fail: 10)) { outcomes.record(0, $0) }
+        await outcomes.wait(for: 1)
+        #expect(outcomes.of(0).first?.failure?.statusCode == 503)
+        #expect(handle.attempt == 3)
+        #expect(try await Fixture.count(key) == 3)
+    }
+
+    @Test func retryAfterInSecondsIsHonoured() async throws {
+        let key = Fixture.uniqueKey("after-seconds")
+        _ = try await client(.exponential(baseDelay: 0.01)).send(flaky(key, fail: 1, ["retry_after": 1]))
+        let gaps = try await gaps(key)
+        #expect(gaps.count == 1 && gaps[0] >= 0.9, "waited \(gaps)")
+    }
+
+    @Test func retryAfterAsAnHTTPDateIsHonoured() async throws {
+        let key = Fixture.uniqueKey("after-date")
+        _ = try await client(.exponential(baseDelay: 0.01)).send(flaky(key, fail: 1, ["retry_after": "date:2"]))
+        let gaps = try await gaps(key)
+        // The date has one-second precision: two seconds ahead is at least one.
+        #expect(gaps.count == 1 && gaps[0] >= 0.9, "waited \(gaps)")
+    }
+
+    @Test func retryAfterIsCappedByTheLongestWait() async throws {
+        let key = Fixture.uniqueKey("capped")
+        let started = Date()
+        _ = try await client(RetryPolicy(maxDelay: 0.2)).send(flaky(key, fail: 1, ["retry_after": 3600]))
+        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(try await Fixture.count(key) == 2)
+    }
+
+    @Test func postIsNotRetriedUnlessTheCallerOptsIn() async throws {
+        let key = Fixture.uniqueKey("post")
+        let result = try await client(.exponential(baseDelay: 0.01)).completionResult(flaky(key, fail: 1, method: .post))
+        #expect(result.0.failure?.statusCode == 503)
+        #expect(try await Fixture.count(key) == 1)
+
+        let optedIn = Fixture.uniqueKey("post-opt-in")
+        let response = try await client(RetryPolicy.exponential(baseDelay: 0.01).retryingAllMethods()).send(flaky(optedIn, fail: 1, method: .post))
+        #expect(response.attempt == 2)
+    }
+
+    @Test func aResetConnectionIsRetried() async throws {
+        let key = Fixture.uniqueKey("reset")
+        let response = try await client(.exponential(baseDelay: 0.01)).send(flaky(key, fail: 1, ["mode": "reset"]))
+        #expect(response.json["n"]?.int == 2)
+    }
+
+    @Test func cancellingDuringTheBackoffEndsTheRequestAtOnce() async throws {
+        let key = Fixture.uniqueKey("backoff-cancel")
+        let client = try client(RetryPolicy(maxDelay: 60))
+        let outcomes = Outcomes()
+        let handle = client.send(flaky(key, fail: 5, ["retry_after": 30])) { outcomes.record(0, $0) }
+        let deadline = Date().addingTimeInterval(10)
+        while handle.core.stage != .waiting(.beforeNextAttempt), Date() < deadline { try await Task.sleep(milliseconds: 10) }
+        handle.cancel()
+        await outcomes.wait(for: 1)
+        #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])
+        #expect(try await Fixture.count(key) == 1)
+        #expect(client.runningRequests.isEmpty)
+    }
+
+    @Test func aCustomDecisionComesFirst() async throws {
+        let key = Fixture.uniqueKey("custom")
+        let seen = Locked<[Int]>([])
+        let policy = RetryPolicy(maxAttempts: 1) { context in
+            seen.withLock { $0.append(context.attempt) }
+            return context.error.statusCode == 418 ? .retry(after: 0) : nil
+        }
+        let response = try await client(policy).send(flaky(key, fail: 1, ["status": 418]))
+        #expect(response.attempt == 2)
+        #expect(seen.withLock { $0 } == [1])
+    }
+
+    @Test func httpDatesParse() throws {
+        let date = try #require(RetryPolicy.httpDate("Sun, 06 Nov 1994 08:49:37 GMT"))
+        #expect(date.timeIntervalSince1970 == 784_111_777)
+        #expect(RetryPolicy.httpDate("yesterday") == nil)
+    }
+}
