@@ -6,7 +6,8 @@ import Testing
 /// at random from several threads while owners are deallocated: every request ends in exactly one
 /// terminal callback (none when it was cancelled silently) and the registry ends empty. Run under
 /// ThreadSanitizer by scripts/test.sh. Run once plain and once with every other request behind a
-/// redirect (301/302/307/308), so cancels also land between and during redirect attempts.
+/// redirect (301/302/307/308), so cancels also land between and during redirect attempts; every
+/// tenth request fails once and is retried, so cancels also land in the wait between attempts.
 @Suite struct LifecycleStressTests {
     @Test(arguments: [false, true])
     func tenThousandRequestsWithRandomStrategiesCancelsAndOwners(acrossRedirects: Bool) async throws {
@@ -32,6 +33,12 @@ import Testing
             request.reportsCancellation = !isSilent
             if Int.random(in: 0..<5, using: &generator) == 0, let owner = owners[index % owners.count] {
                 request.lifetime = .owner(owner)
+            }
+            if index % 10 == 3 {
+                // Fails once, then answers: a retry, and so a wait between attempts, in the mix.
+                request = Request<JSON>("flaky", query: ["key": "stress-\(acrossRedirects)-\(index)", "fail": 1])
+                request.retryPolicy = .exponential(maxAttempts: 3, baseDelay: 0.01)
+                request.reportsCancellation = !isSilent
             }
             if index % 1_000 == 500 {
                 // A slow request whose owner is gone at once: the owner path is exercised however
