@@ -2,6 +2,18 @@ import Foundation
 
 /// Where URLSession differs between Apple platforms and Linux (swift-corelibs-foundation), in one place.
 enum Platform {
+    /// Whether the redirect decision of a task already cancelled is answered. Apple platforms
+    /// expect every completion handler to be called (and handle a late answer); on Linux an answer
+    /// that arrives after the cancel stops the process (`HTTPURLProtocol.swift:705`), and the
+    /// cancel completes the task without it.
+    static var answersRedirectOfCancelledTask: Bool {
+        #if canImport(Darwin)
+        true
+        #else
+        false
+        #endif
+    }
+
     /// The idle timeout to give URLSession for a request whose deadline is `seconds`.
     ///
     /// Linux truncates `timeoutInterval` to whole seconds (0.5 s fires at once, 1.5 s after 1 s),

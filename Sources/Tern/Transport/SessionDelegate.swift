@@ -15,8 +15,8 @@ import Foundation
 /// answer back on the work queue, where it stops the process with a fatal error if a cancel ran
 /// in between ("Received callback for HTTP redirection, but we're not waiting for it"). So a
 /// cancel never reaches a task while its redirect answer is being given (it waits until the
-/// answer has been queued, then follows it on the same work queue), and the redirect of a task
-/// already cancelled is never answered (the cancel completes it).
+/// answer has been queued, then follows it on the same work queue), and on Linux the redirect of
+/// a task already cancelled is never answered (the cancel completes it).
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Route {
         let task: URLSessionTask
@@ -90,8 +90,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             routes[task.taskIdentifier] = route
             return route.followsRedirects
         }
-        // Cancelled already: its cancel completes the task; an answer now would be fatal.
-        guard let follows else { return }
+        // Cancelled already: its cancel completes the task; on Linux an answer now would be fatal.
+        guard let follows else {
+            if Platform.answersRedirectOfCancelledTask { completionHandler(nil) }
+            return
+        }
         completionHandler(follows ? request : nil)
         let cancelNow = routes.withLock { routes -> Bool in
             routes[task.taskIdentifier]?.isAnsweringRedirect = false
