@@ -26,15 +26,34 @@ final class InteractiveSearch: @unchecked Sendable {
         defer { terminal.restore() }
         render(results: nil)
         var byte: UInt8 = 0
+        // A character beyond ASCII (北京, what this app's users type) arrives as several bytes.
+        var sequence: [UInt8] = []
         while read(STDIN_FILENO, &byte, 1) == 1 {
             switch byte {
             case 10, 13, 27, 4, 3: return finish()
             case 127, 8: edit { if !$0.isEmpty { $0.removeLast() } }
             case 32...126: edit { $0.append(Character(UnicodeScalar(byte))) }
-            default: continue
+            case 0xC2...0xF4: sequence = [byte]
+            case 0x80...0xBF where !sequence.isEmpty:
+                sequence.append(byte)
+                if sequence.count == Self.utf8Length(leading: sequence[0]) {
+                    let typed = String(decoding: sequence, as: UTF8.self)
+                    sequence = []
+                    edit { $0 += typed }
+                }
+            default: sequence = []
             }
         }
         return finish()
+    }
+
+    /// How many bytes a UTF-8 sequence starting with `byte` has.
+    private static func utf8Length(leading byte: UInt8) -> Int {
+        switch byte {
+        case 0xC2...0xDF: 2
+        case 0xE0...0xEF: 3
+        default: 4
+        }
     }
 
     private func edit(_ change: (inout String) -> Void) {

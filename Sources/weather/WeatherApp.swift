@@ -15,6 +15,7 @@ struct WeatherApp {
         let ids = favourites.load()
         let started = Date()
         let screens = HomeScreens(count: ids.count)
+        let refreshed = Locked(0)
         await withTaskGroup(of: Void.self) { group in
             for (index, id) in ids.enumerated() {
                 group.addTask {
@@ -23,9 +24,12 @@ struct WeatherApp {
                             let reply = response.value
                             let row = Self.row(reply.city, conditionWidth: 18) + (reply.observed ?? "--:--:--") + Self.marker(response.source)
                             screens.record(index, row, final: response.source != .cache)
+                            if response.source == .network || response.source == .revalidated { refreshed.withLock { $0 += 1 } }
                         }
                     } catch {
-                        screens.record(index, "\(id): \(Self.explain(error))", final: true)
+                        // Named as the user knows the city, not by its id.
+                        let name = WeatherData.city(named: id).map { Self.padded("\($0.name) \($0.pinyin) (\($0.province))", to: 30) } ?? id
+                        screens.record(index, "\(name) \(Self.explain(error))", final: true)
                     }
                 }
             }
@@ -42,8 +46,11 @@ struct WeatherApp {
         rows.forEach { print("  " + $0) }
         print("")
         let stale = rows.filter { $0.hasSuffix(Self.marker(.stale)) }.count
+        let fresh = refreshed.withLock { $0 }
         if stale > 0 {
             print("The weather server is unreachable: \(stale) of \(rows.count) cities show cached data (stale).")
+        } else if fresh < rows.count {
+            print("\(fresh) of \(rows.count) cities refreshed; \(rows.count - fresh) could not be.")
         } else {
             print(String(format: "%d cities refreshed concurrently in %.0f ms", rows.count, Date().timeIntervalSince(started) * 1000))
         }

@@ -174,6 +174,9 @@ import Testing
         await Self.stop(server.process)
         let home = try await Self.run(["--base-url", server.url, "--data-dir", Self.dataDirectory()])
         #expect(home.output.contains("the weather server is unreachable"), "\(home.output)")
+        // Nothing cached yet: each row names its city, and none counts as refreshed.
+        #expect(home.output.contains("北京 Beijing") && !home.output.contains("101010100:"), "\(home.output)")
+        #expect(home.output.contains("0 of 4 cities refreshed; 4 could not be."), "\(home.output)")
         let search = try await Self.run(["--base-url", server.url, "search", "bei"])
         #expect(search.status == 1 && search.output.contains("unreachable"))
     }
@@ -185,19 +188,18 @@ import Testing
         #expect(search.status == 1 && search.output.contains("malformed response"), "\(search.output)")
     }
 
-    @Test func interactiveSearchShowsOnlyTheFinalQuerysResults() async throws {
-        // Type "she" 20 ms a key, faster than the embedded server's 30–120 ms answers, through a
-        // pseudo-terminal, as a user would.
+    /// Types `keys` into `weather search -i` through a pseudo-terminal, `gap` seconds a key.
+    private func typeIntoInteractiveSearch(_ keys: String, gap: Double) async throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let weather = try Self.executable()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("scripts/pty_type.py").path, "she", "0.02", "1.0",
+        process.arguments = ["python3", root.appendingPathComponent("scripts/pty_type.py").path, keys, String(gap), "1.0",
                              "--", weather.path, "search", "-i"]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        let output: String = try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 do {
                     try process.run()
@@ -209,6 +211,20 @@ import Testing
                 }
             }
         }
+    }
+
+    @Test func interactiveSearchFindsWhatIsTypedInChinese() async throws {
+        let output = try await typeIntoInteractiveSearch("北京", gap: 0.2)
+        let screens = output.components(separatedBy: "\u{1B}[2J").dropFirst()
+        let last = try #require(screens.last { $0.contains("cities:") }, "no results were shown:\n\(output)")
+        #expect(last.contains("search> 北京") && last.contains("Beijing"), "\(output)")
+        #expect(output.contains("final query: 北京"), "\(output)")
+    }
+
+    @Test func interactiveSearchShowsOnlyTheFinalQuerysResults() async throws {
+        // Type "she" 20 ms a key, faster than the embedded server's 30–120 ms answers, through a
+        // pseudo-terminal, as a user would.
+        let output = try await typeIntoInteractiveSearch("she", gap: 0.02)
         let screens = output.components(separatedBy: "\u{1B}[2J").dropFirst()
         let withResults = screens.filter { $0.contains("cities:") || $0.contains("no city matches") }
         #expect(!withResults.isEmpty, "no results were shown:\n\(output)")
