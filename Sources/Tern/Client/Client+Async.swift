@@ -22,7 +22,7 @@ extension Client {
                     // Progress goes where the request or the client says (the main queue by
                     // default). The result resumes the task where it is produced, unless there is
                     // progress: then from that queue, after the last progress call.
-                    let progressQueue = request.callbackQueue ?? configuration.callbackQueue
+                    let progressQueue = callbackQueue(for: request)
                     let queue: CallbackQueue = request.progress == nil ? .immediate : progressQueue
                     if (request.cachePolicy ?? configuration.cachePolicy).read == .cacheThenNetwork {
                         let once = ResumeOnce(continuation)

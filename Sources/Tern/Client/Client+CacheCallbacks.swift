@@ -21,7 +21,7 @@ extension Client {
         cached: @escaping @Sendable (Response<Value>) -> Void,
         completion: @escaping @Sendable (Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
-        perform(request, queue: queue ?? request.callbackQueue ?? configuration.callbackQueue,
+        perform(request, queue: queue ?? callbackQueue(for: request),
                 cacheHit: { _, response in cached(response) }, completion: { _, result in completion(result) })
     }
 
@@ -31,7 +31,7 @@ extension Client {
     /// cancels the request.
     public func responses<Value>(for request: Request<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {
         AsyncThrowingStream { continuation in
-            let handle = perform(request, queue: .immediate, progressQueue: request.callbackQueue ?? configuration.callbackQueue,
+            let handle = perform(request, queue: .immediate, progressQueue: callbackQueue(for: request),
                                  alwaysReport: true,
                                  cacheHit: { _, response in continuation.yield(response) },
                                  completion: { _, result in

@@ -16,7 +16,7 @@ extension Client {
         queue: CallbackQueue? = nil,
         completion: @escaping @Sendable (Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
-        perform(request, queue: queue ?? request.callbackQueue ?? configuration.callbackQueue) { _, result in
+        perform(request, queue: queue ?? callbackQueue(for: request)) { _, result in
             completion(result)
         }
     }
@@ -67,7 +67,7 @@ extension Client {
             guard let delegate = box.delegate, let handle else { return }
             delegate.request(handle, didHitCacheWith: response.erased())
         }
-        return perform(request, queue: queue ?? request.callbackQueue ?? configuration.callbackQueue, cacheHit: hit) { handle, result in
+        return perform(request, queue: queue ?? callbackQueue(for: request), cacheHit: hit) { handle, result in
             guard let delegate = box.delegate, let handle else { return }
             switch result {
             case .success(let response): delegate.request(handle, didSucceedWith: response.erased())

@@ -20,4 +20,9 @@ extension Client {
         Call.start(request, on: self, queue: queue, progressQueue: progressQueue ?? queue, alwaysReport: alwaysReport,
                    cacheHit: cacheHit, completion: completion)
     }
+
+    /// Where `request`'s callbacks run unless a call names a queue: its own, else the client's.
+    func callbackQueue<Value>(for request: Request<Value>) -> CallbackQueue {
+        request.callbackQueue ?? configuration.callbackQueue
+    }
 }

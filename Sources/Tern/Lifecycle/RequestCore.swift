@@ -188,11 +188,6 @@ final class RequestCore: Sendable {
         if !isCurrent { exchange.cancel() }
     }
 
-    /// Whether attempt `number` is the current one of a running request (its outcome counts).
-    func isCurrent(_ number: Int) -> Bool {
-        state.withLock { $0.stage == .running && $0.attempt == number }
-    }
-
     /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
     /// the deadline is put aside. False when the request ended or moved on meanwhile.
     func complete(attempt number: Int?) -> Bool {

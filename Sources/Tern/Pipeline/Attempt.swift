@@ -24,7 +24,6 @@ final class Attempt: @unchecked Sendable {
         self.number = number
         self.call = call
         if case .file = request.destination { keepsBody = false }
-        marks.start = DispatchTime.now().uptimeNanoseconds
     }
 
     /// The progress reporter of the request, if it has one.
@@ -36,7 +35,6 @@ final class Attempt: @unchecked Sendable {
         case .response(let response):
             head = response
             body = Data()
-            if marks.head == 0 { marks.head = DispatchTime.now().uptimeNanoseconds }
             progress?.responseStarted(response)
         case .data(let chunk):
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
@@ -47,7 +45,6 @@ final class Attempt: @unchecked Sendable {
         case .mark(let mark):
             marks.record(mark)
         case .completed(let error):
-            if marks.end == 0 { marks.end = DispatchTime.now().uptimeNanoseconds }
             let outcome: Result<RawResponse, URLError>
             if let error {
                 outcome = .failure(error)
@@ -64,7 +61,8 @@ final class Attempt: @unchecked Sendable {
 }
 
 /// The moments of one attempt on the monotonic clock (uptime nanoseconds), from the transport's
-/// marks where it sends them, else stamped as its events arrive; 0 for a moment not reached.
+/// marks; 0 for a moment not reported. Kept for the metrics to come: nothing reads them yet, so
+/// nothing is stamped on the request path for them either.
 /// Thread safety: a value type, safe to share.
 struct AttemptMarks: Sendable, Equatable {
     var start: UInt64 = 0

@@ -76,7 +76,7 @@ enum ChallengePolicy {
         if challenge.isProxy { return unanswered }
         switch challenge.method {
         case .serverTrust, .clientCertificate:
-            return platform == .apple ? .performDefaultHandling : .cancelAndDeliverResponse
+            return unanswered
         case .basic:
             return challenge.hasCredential && challenge.previousFailures == 0 ? .useCredential : unanswered
         case .digest, .negotiate, .ntlm, .other:

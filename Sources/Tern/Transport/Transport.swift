@@ -107,8 +107,8 @@ public enum TransportEvent: Sendable {
     case data(Data)
     /// Upload progress: bytes of the body sent so far, and the total if known.
     case sentBytes(Int64, expected: Int64?)
-    /// A moment of the exchange, for timings. Optional: Tern stamps the start, the response head
-    /// and the end itself when a transport sends none.
+    /// A moment of the exchange, for timings (metrics). Optional: a transport that cannot tell
+    /// sends none.
     case mark(TransportMark)
     /// The exchange ended: `nil` after a complete response, otherwise the failure.
     case completed(URLError?)
