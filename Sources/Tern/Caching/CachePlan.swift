@@ -91,8 +91,7 @@ extension CachedResponse {
 extension Client {
     /// The cache plan for a request, or nil when its policy does not touch the cache or the
     /// request cannot be cached (methods other than GET, HEAD and POST; raw-data uploads).
-    func cachePlan<Value>(for request: Request<Value>, _ urlRequest: URLRequest) -> CachePlan? {
-        let policy = request.cachePolicy ?? configuration.cachePolicy
+    func cachePlan<Value>(for request: Request<Value>, _ urlRequest: URLRequest, policy: CachePolicy) -> CachePlan? {
         guard policy.isActive, [.get, .head, .post].contains(request.method) else { return nil }
         if case .data = request.body?.content { return nil }
         guard let key = CacheKey(urlRequest, policy: policy) else { return nil }

@@ -8,11 +8,14 @@ extension Client {
 
     /// Removes the cached response `request` would read (its key under its cache policy, or the
     /// client's).
-    public func removeCachedResponse<Value>(for request: Request<Value>) {
-        var request = request
-        if (request.cachePolicy ?? configuration.cachePolicy).isActive == false { request.cachePolicy = CachePolicy(write: .both) }
-        guard let urlRequest = try? RequestBuilder.makeURLRequest(request, configuration: configuration),
-              let plan = cachePlan(for: request, urlRequest) else { return }
+    public func removeCachedResponse<Value>(for request: some RequestConvertible<Value>) {
+        let request = request.makeRequest()
+        let settings = RequestSettings(configuration, group: request.group?.settings)
+        var policy = request.cachePolicy ?? settings.cachePolicy
+        if !policy.isActive { policy = CachePolicy(write: .both) }
+        guard let urlRequest = try? RequestBuilder.makeURLRequest(request, settings: settings,
+                                                                  hooks: HookChain(request: request, settings: settings, client: self)),
+              let plan = cachePlan(for: request, urlRequest, policy: policy) else { return }
         responseCache.remove(plan.key)
     }
 

@@ -10,10 +10,11 @@ extension Client {
     /// `TernError.cancelled(.explicit)`. For a cache-then-network request this returns the first
     /// acceptable response: a fresh cached one if there is one (the network call then goes on and
     /// refreshes the cache), else the network's. Use `responses(for:)` to get both.
-    /// - Parameter request: What to send and how to decode the answer.
+    /// - Parameter convertible: What to send and how to decode the answer.
     /// - Returns: The response with the decoded value.
     /// - Throws: `TernError`, for every failure.
-    public func send<Value>(_ request: Request<Value>) async throws(TernError) -> Response<Value> {
+    public func send<Value>(_ convertible: some RequestConvertible<Value>) async throws(TernError) -> Response<Value> {
+        let request = convertible.makeRequest()
         let slot = HandleSlot()
         do {
             return try await withTaskCancellationHandler {

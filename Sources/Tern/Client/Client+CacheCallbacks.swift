@@ -9,19 +9,20 @@ extension Client {
     /// modes, on a miss, or once the request was cancelled. Each response says where it came from
     /// (`Response.source`).
     /// - Parameters:
-    ///   - request: What to send; its `cachePolicy` (or the client's) decides the cache use.
+    ///   - convertible: What to send (a `Request` or an `Endpoint`); its `cachePolicy` (or the client's) decides the cache use.
     ///   - queue: Where the closures run.
     ///   - cached: Receives the cached response.
     ///   - completion: Receives the network (or revalidated, or stale) response, or the error.
     /// - Returns: A handle that can cancel the request.
     @discardableResult
     public func send<Value>(
-        _ request: Request<Value>,
+        _ convertible: some RequestConvertible<Value>,
         queue: CallbackQueue? = nil,
         cached: @escaping @Sendable (Response<Value>) -> Void,
         completion: @escaping @Sendable (Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
-        perform(request, queue: queue ?? callbackQueue(for: request),
+        let request = convertible.makeRequest()
+        return perform(request, queue: queue ?? callbackQueue(for: request),
                 cacheHit: { _, response in cached(response) }, completion: { _, result in completion(result) })
     }
 
@@ -29,8 +30,9 @@ extension Client {
     /// cached response (if any), then the network's; for other requests, the one response. The
     /// stream ends after the last, or throws the request's `TernError`. Ending the iteration early
     /// cancels the request.
-    public func responses<Value>(for request: Request<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {
-        AsyncThrowingStream { continuation in
+    public func responses<Value>(for convertible: some RequestConvertible<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {
+        let request = convertible.makeRequest()
+        return AsyncThrowingStream { continuation in
             let handle = perform(request, queue: .immediate, progressQueue: callbackQueue(for: request),
                                  alwaysReport: true,
                                  cacheHit: { _, response in continuation.yield(response) },

@@ -6,17 +6,18 @@ extension Client {
     /// `completion` runs on `queue`, else the request's `callbackQueue`, else the client's
     /// (the main queue by default), and never before `send` returns.
     /// - Parameters:
-    ///   - request: What to send and how to decode the answer.
+    ///   - convertible: What to send (a `Request` or an `Endpoint`) and how to decode the answer.
     ///   - queue: Where `completion` runs; overrides the request's and the client's choice.
     ///   - completion: Receives the response or the error; called exactly once.
     /// - Returns: A handle that can cancel the request.
     @discardableResult
     public func send<Value>(
-        _ request: Request<Value>,
+        _ convertible: some RequestConvertible<Value>,
         queue: CallbackQueue? = nil,
         completion: @escaping @Sendable (Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
-        perform(request, queue: queue ?? callbackQueue(for: request)) { _, result in
+        let request = convertible.makeRequest()
+        return perform(request, queue: queue ?? callbackQueue(for: request)) { _, result in
             completion(result)
         }
     }
@@ -26,19 +27,20 @@ extension Client {
     /// Exactly one of the two is called once, on `queue`, else the request's or the client's
     /// callback queue (the main queue by default).
     /// - Parameters:
-    ///   - request: What to send and how to decode the answer.
+    ///   - convertible: What to send (a `Request` or an `Endpoint`) and how to decode the answer.
     ///   - queue: Where the closures run.
     ///   - success: Receives the decoded value.
     ///   - failure: Receives the error (check `error.isCancelled` to ignore cancellations).
     /// - Returns: A handle that can cancel the request.
     @discardableResult
     public func send<Value>(
-        _ request: Request<Value>,
+        _ convertible: some RequestConvertible<Value>,
         queue: CallbackQueue? = nil,
         success: @escaping @Sendable (Value) -> Void,
         failure: @escaping @Sendable (TernError) -> Void
     ) -> RequestHandle {
-        send(request, queue: queue) { result in
+        let request = convertible.makeRequest()
+        return send(request, queue: queue) { result in
             switch result {
             case .success(let response): success(response.value)
             case .failure(let error): failure(error)
@@ -52,16 +54,17 @@ extension Client {
     /// the client's callback queue (the main queue by default) — unless it has been deallocated,
     /// in which case the result is dropped. The request itself runs on either way.
     /// - Parameters:
-    ///   - request: What to send and how to decode the answer.
+    ///   - convertible: What to send (a `Request` or an `Endpoint`) and how to decode the answer.
     ///   - delegate: Receives the result; not retained.
     ///   - queue: Where the delegate is called.
     /// - Returns: A handle that can cancel the request; the delegate receives it too.
     @discardableResult
     public func send<Value>(
-        _ request: Request<Value>,
+        _ convertible: some RequestConvertible<Value>,
         delegate: any RequestDelegate,
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
+        let request = convertible.makeRequest()
         let box = WeakDelegate(delegate)
         let hit: @Sendable (RequestHandle?, Response<Value>) -> Void = { handle, response in
             guard let delegate = box.delegate, let handle else { return }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// How `post` sends its parameters.
+/// How body parameters are sent (`post`, `RequestBody.parameters`, `ClientConfiguration.bodyEncoding`).
 /// Thread safety: a value type, safe to share.
-public enum BodyEncoding: Sendable {
+public enum BodyEncoding: Sendable, Equatable {
     /// `application/x-www-form-urlencoded` (the seeds' default).
     case form
     /// `application/json`.

@@ -20,6 +20,20 @@ public struct ClientConfiguration: Sendable {
     public var validation: ResponseValidation
     /// How query and form parameters are written. Default `.default` (brackets, `true`/`false`).
     public var parameterEncoding: ParameterEncoding
+    /// How `RequestBody.parameters` bodies (and endpoint parameters of POST, PUT, PATCH) are sent:
+    /// `.form` (the default, as AFNetworking) or `.json` — a JSON API says so once, here.
+    public var bodyEncoding: BodyEncoding
+    /// The decoder of `Decodable` requests made without one (date and key strategies for the whole
+    /// API). Default nil: a plain `JSONDecoder()`.
+    public var decoder: JSONDecoder? {
+        get { boxedDecoder?.value }
+        set { boxedDecoder = newValue.map(UncheckedBox.init) }
+    }
+    private(set) var boxedDecoder: UncheckedBox<JSONDecoder>?
+    /// The client's hooks — the team's: parameter and URL rewriters, adapters, response rules and
+    /// preprocessors, run after a request's and its group's on the way out and first on the way
+    /// back (see `Hooks`). Default none.
+    public var hooks: Hooks
     /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
     public var credential: BasicCredential?
     /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
@@ -75,6 +89,9 @@ public struct ClientConfiguration: Sendable {
         callbackQueue = .main
         validation = .default
         parameterEncoding = .default
+        bodyEncoding = .form
+        boxedDecoder = nil
+        hooks = Hooks()
         credential = nil
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()

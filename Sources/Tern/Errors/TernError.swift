@@ -30,6 +30,13 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
     case redirectFailed(RedirectFailure)
     /// A hook (`name`) rejected the request or its response with its own `error`.
     case rejected(by: String, error: any Error)
+    /// The server answered, but its body says the call failed: a `ResponseRule` (such as
+    /// `BusinessRule`) read this code and message from it; carries the body.
+    case business(code: Int, message: String, body: Data)
+    /// The request was tried `attempts` times (the retry policy's retries, restarts and credential
+    /// refreshes included) and the last attempt failed with `last`. The accessors (`statusCode`,
+    /// `responseBody`, `underlyingError`, …) look through to `last`.
+    indirect case failedAfterRetries(attempts: Int, last: TernError)
 
     /// Why a redirect was not followed.
     public enum RedirectFailure: Sendable, Equatable, CustomStringConvertible {
@@ -112,25 +119,44 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
 
     /// `true` for `.cancelled`, whatever the reason: the usual "ignore this" check in UI code.
     public var isCancelled: Bool {
-        if case .cancelled = self { return true }
+        if case .cancelled = lastFailure { return true }
         return false
     }
 
     /// `true` for `.timedOut`.
     public var isTimeout: Bool {
-        if case .timedOut = self { return true }
+        if case .timedOut = lastFailure { return true }
         return false
+    }
+
+    /// The failure itself: `last` for `.failedAfterRetries`, else this error.
+    public var lastFailure: TernError {
+        if case .failedAfterRetries(_, let last) = self { return last }
+        return self
+    }
+
+    /// How many attempts were made, for `.failedAfterRetries`; nil otherwise (one attempt, or
+    /// none). `RequestHandle.attempt` has the count for every request.
+    public var attempts: Int? {
+        if case .failedAfterRetries(let attempts, _) = self { return attempts }
+        return nil
     }
 
     /// The HTTP status code, for `.unacceptableStatus`.
     public var statusCode: Int? {
-        if case .unacceptableStatus(let code, _, _) = self { return code }
+        if case .unacceptableStatus(let code, _, _) = lastFailure { return code }
+        return nil
+    }
+
+    /// The business code and message, for `.business`.
+    public var businessError: (code: Int, message: String)? {
+        if case .business(let code, let message, _) = lastFailure { return (code, message) }
         return nil
     }
 
     /// The response headers, for `.unacceptableStatus`.
     public var responseHeaders: [String: String]? {
-        if case .unacceptableStatus(_, _, let headers) = self { return headers }
+        if case .unacceptableStatus(_, _, let headers) = lastFailure { return headers }
         return nil
     }
 
@@ -141,8 +167,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
 
     /// The response body the failure carries, if any (status, content-type and decoding errors).
     public var responseBody: Data? {
-        switch self {
-        case .unacceptableStatus(_, let body, _), .unacceptableContentType(_, let body), .decoding(_, let body):
+        switch lastFailure {
+        case .unacceptableStatus(_, let body, _), .unacceptableContentType(_, let body), .decoding(_, let body),
+             .business(_, _, let body):
             return body
         default:
             return nil
@@ -151,7 +178,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
 
     /// Foundation's error, for `.transport`.
     public var underlyingError: URLError? {
-        if case .transport(let error) = self { return error }
+        if case .transport(let error) = lastFailure { return error }
         return nil
     }
 
@@ -180,6 +207,10 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
             return "Redirect failed: \(failure)"
         case .rejected(let hook, let error):
             return "Rejected by \(hook): \(error)"
+        case .business(let code, let message, _):
+            return "Business error \(code)\(message.isEmpty ? "" : ": \(message)")"
+        case .failedAfterRetries(let attempts, let last):
+            return "\(last) (after \(attempts) attempts)"
         }
     }
 

@@ -46,8 +46,10 @@ final class RequestCore: Sendable {
         var call: (any CallTerminal)?
         var exchange: (any TransportTask)?
         var attempt = 0
-        /// The request the current attempt sends, and the redirects followed to reach it.
+        /// The request the current attempt sends (adapted), the same before its adapters, and the
+        /// redirects followed to reach it.
         var current: URLRequest?
+        var unadapted: URLRequest?
         var redirects: [Redirect] = []
         var deadline: DispatchTime?
         var timeout: TimeInterval = 0
@@ -167,14 +169,44 @@ final class RequestCore: Sendable {
             state.attempt += 1
             state.exchange = nil
             state.current = request
+            state.unadapted = request
             if let redirect { state.redirects.append(redirect) }
             return state.attempt
         }
     }
 
+    /// Where the request stands among its attempts.
+    struct Route: Sendable {
+        /// The current attempt's number (0 before the first).
+        let attempt: Int
+        /// What the current attempt sends, after its adapters.
+        let request: URLRequest?
+        /// The same before its adapters: where a retry or a restart starts again.
+        let unadapted: URLRequest?
+        /// The redirects followed so far.
+        let redirects: [Redirect]
+    }
+
     /// The current attempt's number and request, and the redirects followed so far.
-    var route: (attempt: Int, request: URLRequest?, redirects: [Redirect]) {
-        state.withLock { ($0.attempt, $0.current, $0.redirects) }
+    var route: Route {
+        state.withLock { Route(attempt: $0.attempt, request: $0.current, unadapted: $0.unadapted, redirects: $0.redirects) }
+    }
+
+    /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
+    /// ended or moved on meanwhile.
+    func adapted(_ request: URLRequest, attempt number: Int) -> Bool {
+        state.withLock { state in
+            guard state.stage == .running, state.attempt == number else { return false }
+            state.current = request
+            return true
+        }
+    }
+
+    /// Ends the request with `error` if attempt `number` is still the current one and running
+    /// (an adapter of that attempt failed).
+    func fail(_ error: TernError, attempt number: Int) {
+        let isCurrent = state.withLock { $0.stage == .running && $0.attempt == number }
+        if isCurrent { fail(error) }
     }
 
     /// Keeps the exchange of attempt `number` so that a cancel can stop it; cancels it at once if
@@ -203,25 +235,32 @@ final class RequestCore: Sendable {
     }
 
     /// A processed result asks for another attempt: completing → waiting, with the deadline
-    /// armed again. False when a cancel came first.
+    /// armed again — except while suspended (held at a `RestartGate`, which may take as long as a
+    /// user takes to log in). False when a cancel came first.
     func wait(_ reason: WaitReason) -> Bool {
         let deadline = state.withLock { state -> DispatchTime?? in
             guard state.stage == .completing else { return nil }
             state.stage = .waiting(reason)
-            return .some(state.deadline)
+            return .some(reason == .suspended ? nil : state.deadline)
         }
         guard let deadline else { return false }
         if let deadline { DeadlineScheduler.shared.add(self, at: deadline) }
         return true
     }
 
-    /// The wait is over: waiting → running. False when a cancel or the deadline came first.
+    /// The wait is over: waiting → running; a suspended request gets a fresh deadline. False when
+    /// a cancel or the deadline came first.
     func resume() -> Bool {
-        state.withLock { state in
-            guard case .waiting = state.stage else { return false }
+        let rearmed = state.withLock { state -> DispatchTime?? in
+            guard case .waiting(let reason) = state.stage else { return nil }
             state.stage = .running
-            return true
+            guard reason == .suspended, state.deadline != nil else { return .some(nil) }
+            state.deadline = DispatchTime.now() + state.timeout
+            return .some(state.deadline)
         }
+        guard let rearmed else { return false }
+        if let rearmed { DeadlineScheduler.shared.add(self, at: rearmed) }
+        return true
     }
 
     /// Arms the deadline; when it passes while the request is running or waiting, the request

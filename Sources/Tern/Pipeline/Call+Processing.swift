@@ -11,7 +11,7 @@ import Foundation
 /// network response that may be written to disk or checked by a store predicate.
 extension Call {
     /// Validates and decodes an outcome into the request's response.
-    func process(_ outcome: Result<RawResponse, TernError>, route: (attempt: Int, request: URLRequest?, redirects: [Redirect]))
+    func process(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route)
         -> Result<Response<Value>, TernError> {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
@@ -32,6 +32,7 @@ extension Call {
 
     /// Whether processing `outcome` should leave the current thread.
     func processesElsewhere(_ outcome: Result<RawResponse, TernError>) -> Bool {
+        if let hooks, hooks.hasResponseHooks { return true }  // user code
         guard case .success(let raw) = outcome else { return false }
         if raw.source == .network, let plan, plan.mayBeSlowToStore { return true }
         switch serializer.kind {

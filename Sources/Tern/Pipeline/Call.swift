@@ -8,12 +8,14 @@ import Foundation
 ///    returns);
 /// 2. admit — enter the client's registry under the repeat strategy, arm the deadline;
 /// 3. read the cache, when the policy says so — a hit can end the request here;
-/// 4. start attempt *n* — one exchange with the transport, alone or shared with identical ones;
+/// 4. start attempt *n* — adapt it (hooks, asynchronously), then one exchange with the
+///    transport, alone or shared with identical ones;
 /// 5. attempt finished — a redirect becomes attempt *n + 1*;
-/// 6. process — validate and decode, off the transport's thread when that may be slow;
-/// 7. decide — deliver, or wait and make another attempt;
+/// 6. process — response rules (proceed, fail, or stop until a gate restarts it), then validate
+///    and decode, off the transport's thread when that may be slow;
+/// 7. decide — deliver, or wait and make another attempt; preprocess what is delivered;
 /// 8. store — write the response to the cache when the policy allows;
-/// 9. deliver — exactly once, on the callback queue.
+/// 9. deliver — exactly once, on the callback queue, after any main-thread preprocessing.
 ///
 /// Cancellation, the deadline and lifetimes can end the request at any stage; the `RequestCore`
 /// state machine decides who wins, and every stage checks it before going on. With no hooks and a
@@ -38,6 +40,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// The headers that tell callers apart when attempts are shared.
     let identityHeaders: Set<String>
     let plan: CachePlan?
+    /// The hooks of the request, its group and its client; nil when there are none.
+    let hooks: HookChain?
     let cacheHit: CacheHit?
     let completion: Completion
     let started: (date: Date, uptime: UInt64)
@@ -51,43 +55,51 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
                       alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion) -> RequestHandle {
         let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
         let reports = alwaysReport || (request.reportsCancellation ?? client.configuration.reportsCancellation)
+        // The group's settings are read once: a base URL switched from now on does not touch this request.
+        let settings = RequestSettings(client.configuration, group: request.group?.settings)
+        let hooks = HookChain(request: request, settings: settings, client: client)
+        let tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
         let urlRequest: URLRequest
         do {
-            urlRequest = try RequestBuilder.makeURLRequest(request, configuration: client.configuration)
+            // Parameter and URL hooks run here: every later stage sees the rewritten request.
+            urlRequest = try RequestBuilder.makeURLRequest(request, settings: settings, hooks: hooks)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
         } catch {
-            let core = RequestCore(method: request.method, url: nil, tags: request.tags, lifetime: request.lifetime)
+            let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
             return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
         }
         let strategy = request.repeatStrategy ?? client.configuration.repeatStrategy
         let progress = request.progress.map { ProgressReporter(queue: progressQueue, handler: $0) }
         let identity = strategy == .allow ? nil
             : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
-        let core = RequestCore(method: request.method, url: urlRequest.url, tags: request.tags, lifetime: request.lifetime,
+        let core = RequestCore(method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
                                reportsCancellation: reports, identity: identity, progress: progress)
         // Only the caller holds the handle, unless the lifetime says the engine owns it.
         let handle = core.makeHandle()
-        let call = Call(request, urlRequest, core, client: client, queue: queue, strategy: strategy, started: started,
-                        retainedHandle: core.retainsHandle ? handle : nil, cacheHit: cacheHit, completion: completion)
+        let call = Call(request, urlRequest, core, client: client, settings: settings, hooks: hooks, queue: queue,
+                        strategy: strategy, started: started, retainedHandle: core.retainsHandle ? handle : nil,
+                        cacheHit: cacheHit, completion: completion)
         call.admit()
         return handle
     }
 
     private init(_ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
-                 queue: CallbackQueue, strategy: RepeatStrategy, started: (date: Date, uptime: UInt64),
-                 retainedHandle: RequestHandle?, cacheHit: CacheHit?, completion: @escaping Completion) {
+                 settings: RequestSettings, hooks: HookChain?, queue: CallbackQueue, strategy: RepeatStrategy,
+                 started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, cacheHit: CacheHit?,
+                 completion: @escaping Completion) {
         self.client = client
         self.urlRequest = urlRequest
-        self.serializer = request.serializer
-        self.validation = request.validation ?? client.configuration.validation
-        self.timeout = request.timeout ?? client.configuration.timeout
+        self.serializer = request.serializer.using(settings.decoder)
+        self.validation = request.validation ?? settings.validation
+        self.timeout = request.timeout ?? settings.timeout
         self.core = core
         self.queue = queue
         self.strategy = strategy
         self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
-        self.retryPolicy = request.retryPolicy ?? client.configuration.retryPolicy
+        self.retryPolicy = request.retryPolicy ?? settings.retryPolicy
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
-        self.plan = client.cachePlan(for: request, urlRequest)
+        self.plan = client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
+        self.hooks = hooks
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
@@ -119,9 +131,35 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     // MARK: 4. Start attempt n
 
     /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest` (reached by
-    /// following `redirect`), unless the request ended or moved on meanwhile.
+    /// following `redirect`), unless the request ended or moved on meanwhile. Adapters run first,
+    /// except for a followed redirect.
     func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: Redirect? = nil) {
         guard let number = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
+        if redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty {
+            adapt(urlRequest, attempt: number, with: adapters)
+        } else {
+            send(urlRequest, attempt: number)
+        }
+    }
+
+    /// Runs the adapters of attempt `number` in a `Task`, then sends what they made of it.
+    private func adapt(_ urlRequest: URLRequest, attempt number: Int, with adapters: [any RequestAdapter]) {
+        let info = AttemptInfo(number: number, tags: core.tags)
+        Task { [self] in
+            var adapted = urlRequest
+            for adapter in adapters {
+                do {
+                    adapted = try await adapter.adapt(adapted, for: info)
+                } catch {
+                    return core.fail(.fromHook(adapter, error), attempt: number)
+                }
+            }
+            if core.adapted(adapted, attempt: number) { send(adapted, attempt: number) }
+        }
+    }
+
+    /// Sends attempt `number` through the transport, or joins an identical shared exchange.
+    private func send(_ urlRequest: URLRequest, attempt number: Int) {
         let exchange = TransportRequest(urlRequest, streamsBody: core.progress != nil)
         let attempt = Attempt(number: number, sending: exchange, call: self)
         if strategy == .share,
@@ -168,17 +206,51 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
         let route = core.route
-        let result = process(outcome, route: route)
-        switch decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
-        case .deliver:
-            if case .success(let response) = result { store(response) }
-            deliver(result, claim: .onDelivery)
-        case .retry(let delay):
-            guard core.wait(.beforeNextAttempt) else { return }
-            let next = route.request ?? urlRequest
-            Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in
+        var context: ResponseContext?
+        var ruled: TernError?
+        if let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome {
+            let sent = ResponseContext(request: route.request ?? urlRequest, response: raw.response, body: raw.data,
+                                       attempt: route.attempt, tags: core.tags)
+            context = sent
+            if raw.source == .network {
+                switch applyRules(hooks.rules, to: sent) {
+                case .proceed: break
+                case .fail(let error): ruled = error
+                case .restart(let gate): return hold(at: gate, after: route)
+                }
+            }
+        }
+        var result = ruled.map { .failure($0) } ?? process(outcome, route: route)
+        if ruled == nil, case .retry(let delay) = decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
+            return retry(after: delay, from: route)
+        }
+        result = preprocess(result, context: context)
+        if case .success(let response) = result { store(response) }
+        if case .failure(let error) = result, route.attempt - route.redirects.count > 1, !error.isCancelled {
+            result = .failure(.failedAfterRetries(attempts: route.attempt - route.redirects.count, last: error))
+        }
+        deliver(result, claim: .onDelivery, context: context)
+    }
+
+    /// Waits `delay` seconds (cancellable, under the deadline), then makes the next attempt.
+    private func retry(after delay: TimeInterval, from route: RequestCore.Route) {
+        guard core.wait(.beforeNextAttempt) else { return }
+        Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in
+            guard core.resume() else { return }
+            startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
+        }
+    }
+
+    /// Stops the request at `gate` until it restarts it (a new attempt) or drops it (that error).
+    private func hold(at gate: RestartGate, after route: RequestCore.Route) {
+        guard core.wait(gate.isOneShot ? .credential : .suspended) else { return }
+        gate.hold(isOver: { [core] in core.phase == .finished }) { [self] outcome in
+            switch outcome {
+            case .success:
                 guard core.resume() else { return }
-                startAttempt(next, after: route.attempt)
+                startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
+            case .failure(let error):
+                core.fail(error)
             }
         }
     }
@@ -193,7 +265,20 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// Delivers the terminal result on the callback queue: never inside `send`, never after a
     /// cancel won, never to a released owner.
-    func deliver(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
+    func deliver(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, context: ResponseContext? = nil) {
+        if claim == .onDelivery, let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
+            // Stage 9's main-thread preprocessing, then the callback on its queue (inline on main).
+            Task { @MainActor [self] in
+                guard core.phase != .finished else { return }
+                hand(Self.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
+            }
+        } else {
+            hand(result, claim: claim)
+        }
+    }
+
+    /// Runs the completion with `result` on the callback queue, if `claim` allows.
+    private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         switch claim {

@@ -58,6 +58,14 @@ public struct Request<Value: Sendable>: Sendable {
     /// Headers that tell callers apart for repeat strategies, added to the client's
     /// `identityHeaders` (`Authorization` and `Cookie` always count). Default empty.
     public var identityHeaders: Set<String>
+    /// The API group this request belongs to: its base URL, headers, encodings, decoder,
+    /// defaults and hooks apply between the client's and the request's own (see `APIGroup`).
+    /// Default nil.
+    public var group: APIGroup?
+    /// This request's own hooks (an endpoint definition's, then any added by the caller); they
+    /// run before the group's and the client's on the way out, after them on the way back
+    /// (see `Hooks`). Default empty.
+    public var hooks: Hooks
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -88,6 +96,8 @@ public struct Request<Value: Sendable>: Sendable {
         self.redirectPolicy = nil
         self.retryPolicy = nil
         self.identityHeaders = []
+        self.group = nil
+        self.hooks = Hooks()
     }
 
     /// A copy with `tags` added.

@@ -8,6 +8,8 @@ public struct RequestBody: Sendable {
         case jsonParameters(Parameters)
         case encodable(@Sendable () throws -> Data)
         case data(Data, contentType: String?)
+        /// Parameters in the group's or client's `bodyEncoding`, unless one is given.
+        case parameters(Parameters, BodyEncoding?)
     }
 
     let content: Content
@@ -31,6 +33,33 @@ public struct RequestBody: Sendable {
     public static func json<Value: Encodable & Sendable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> RequestBody {
         let box = UncheckedBox(encoder)
         return RequestBody(content: .encodable { try box.value.encode(value) })
+    }
+
+    /// Parameters sent in the body in the `bodyEncoding` of the request's group, else of its client
+    /// (`.form` by default): a JSON API says `.json` once, in its configuration.
+    /// - Parameters:
+    ///   - parameters: The body parameters (the values `ParameterEncoding` documents).
+    ///   - encoding: An encoding for this body only; nil uses the group's or client's.
+    public static func parameters(_ parameters: Parameters, encoding: BodyEncoding? = nil) -> RequestBody {
+        RequestBody(content: .parameters(parameters, encoding))
+    }
+
+    /// The body's parameters, for parameter hooks; nil when it is not made of parameters.
+    var parameters: Parameters? {
+        switch content {
+        case .form(let parameters), .jsonParameters(let parameters), .parameters(let parameters, _): parameters
+        case .encodable, .data: nil
+        }
+    }
+
+    /// The same kind of body with other parameters.
+    func replacingParameters(_ parameters: Parameters) -> RequestBody {
+        switch content {
+        case .form: .form(parameters)
+        case .jsonParameters: .json(parameters)
+        case .parameters(_, let encoding): .parameters(parameters, encoding: encoding)
+        case .encodable, .data: self
+        }
     }
 
     /// A raw body, sent as is.

@@ -1,28 +1,114 @@
 import Foundation
 
-/// Builds the `URLRequest` for a `Request` under a client's configuration, or says exactly why
-/// it cannot be built.
+/// What a request is built with: its client's configuration with its group's settings over it.
+struct RequestSettings: Sendable {
+    let baseURL: String?
+    let headers: [String: String]
+    let parameterEncoding: ParameterEncoding
+    let bodyEncoding: BodyEncoding
+    let timeout: TimeInterval
+    let validation: ResponseValidation
+    let retryPolicy: RetryPolicy
+    let cachePolicy: CachePolicy
+    let decoder: UncheckedBox<JSONDecoder>?
+    let tags: Set<String>
+    let hooks: Hooks?
+
+    /// The settings of `configuration`, with `group`'s where it has them.
+    init(_ configuration: ClientConfiguration, group: APIGroup.Settings?) {
+        guard let group else {
+            baseURL = configuration.baseURL
+            headers = configuration.headers
+            parameterEncoding = configuration.parameterEncoding
+            bodyEncoding = configuration.bodyEncoding
+            timeout = configuration.timeout
+            validation = configuration.validation
+            retryPolicy = configuration.retryPolicy
+            cachePolicy = configuration.cachePolicy
+            decoder = configuration.boxedDecoder
+            tags = []
+            hooks = nil
+            return
+        }
+        baseURL = group.baseURL ?? configuration.baseURL
+        headers = configuration.headers.merging(group.headers) { _, group in group }
+        parameterEncoding = group.parameterEncoding ?? configuration.parameterEncoding
+        bodyEncoding = group.bodyEncoding ?? configuration.bodyEncoding
+        timeout = group.timeout ?? configuration.timeout
+        validation = group.validation ?? configuration.validation
+        retryPolicy = group.retryPolicy ?? configuration.retryPolicy
+        cachePolicy = group.cachePolicy ?? configuration.cachePolicy
+        decoder = group.boxedDecoder ?? configuration.boxedDecoder
+        tags = group.tags
+        hooks = group.hooks
+    }
+}
+
+/// Builds the `URLRequest` for a `Request` under its settings, running the parameter and URL
+/// hooks, or says exactly why it cannot be built.
 enum RequestBuilder {
+    /// The `URLRequest` of `request` as its client (and group) would send it, hooks included.
     static func makeURLRequest<Value>(_ request: Request<Value>, configuration: ClientConfiguration) throws(TernError) -> URLRequest {
-        let url = try URLBuilder.makeURL(request.url, baseURL: configuration.baseURL,
-                                         parameters: request.query, encoding: configuration.parameterEncoding)
+        let settings = RequestSettings(configuration, group: request.group?.settings)
+        let hooks = request.hooks.isEmpty && (settings.hooks?.isEmpty ?? true) && configuration.hooks.isEmpty
+            ? nil : HookChain(request.hooks, settings.hooks, configuration.hooks)
+        return try makeURLRequest(request, settings: settings, hooks: hooks)
+    }
+
+    static func makeURLRequest<Value>(_ request: Request<Value>, settings: RequestSettings, hooks: HookChain?) throws(TernError) -> URLRequest {
+        var query = request.query
+        var body = request.body
+        if let hooks, !hooks.parameterRewriters.isEmpty {
+            (query, body) = try rewriteParameters(request, with: hooks.parameterRewriters)
+        }
+        var url = try URLBuilder.makeURL(request.url, baseURL: settings.baseURL, parameters: query, encoding: settings.parameterEncoding)
+        if let hooks, !hooks.urlRewriters.isEmpty {
+            url = try rewriteURL(url, with: hooks.urlRewriters)
+        }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
-        urlRequest.timeoutInterval = request.timeout ?? configuration.timeout
+        urlRequest.timeoutInterval = request.timeout ?? settings.timeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-        for (name, value) in configuration.headers.merging(request.headers, uniquingKeysWith: { _, own in own }) {
+        let headers = request.headers.isEmpty ? settings.headers : settings.headers.merging(request.headers) { _, own in own }
+        for (name, value) in headers {
             try validateHeader(name: name, value: value)
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        if let body = request.body {
+        if let body {
             guard request.method.allowsBody else { throw .invalidRequest(.bodyNotAllowed(method: request.method.rawValue)) }
-            let (data, contentType) = try encode(body, encoding: configuration.parameterEncoding)
+            let (data, contentType) = try encode(body, settings: settings)
             urlRequest.httpBody = data
             if let contentType, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
                 urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
             }
         }
         return urlRequest
+    }
+
+    private static func rewriteParameters<Value>(_ request: Request<Value>, with hooks: [any ParameterRewriter])
+        throws(TernError) -> (Parameters, RequestBody?) {
+        var parameters = RequestParameters(query: request.query, body: request.body?.parameters, method: request.method,
+                                           path: request.url, tags: request.tags)
+        for hook in hooks {
+            do { try hook.rewrite(&parameters) } catch { throw .fromHook(hook, error) }
+        }
+        guard let newBody = parameters.body else {
+            // A hook removed the body parameters: keep a body only if it was not made of them.
+            return (parameters.query, request.body?.parameters == nil ? request.body : nil)
+        }
+        return (parameters.query, request.body?.replacingParameters(newBody) ?? .parameters(newBody))
+    }
+
+    private static func rewriteURL(_ url: URL, with hooks: [any URLRewriter]) throws(TernError) -> URL {
+        var url = url
+        for hook in hooks {
+            do { url = try hook.rewrite(url) } catch { throw .fromHook(hook, error) }
+        }
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .invalidRequest(.unsupportedScheme(url.scheme ?? ""))
+        }
+        guard let host = url.host, !host.isEmpty else { throw .invalidRequest(.malformedURL(url.absoluteString)) }
+        return url
     }
 
     /// Header names are RFC 9110 tokens; values may not contain CR, LF or NUL (header injection).
@@ -34,12 +120,14 @@ enum RequestBuilder {
 
     private static let tokenCharacters = ByteSet("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
-    private static func encode(_ body: RequestBody, encoding: ParameterEncoding) throws(TernError) -> (Data, String?) {
+    private static func encode(_ body: RequestBody, settings: RequestSettings) throws(TernError) -> (Data, String?) {
         switch body.content {
         case .form(let parameters):
-            return (Data(try encoding.encode(parameters).utf8), "application/x-www-form-urlencoded; charset=utf-8")
+            return try encode(parameters, as: .form, settings: settings)
         case .jsonParameters(let parameters):
-            return (try JSONBodyEncoder.encode(parameters), "application/json")
+            return try encode(parameters, as: .json, settings: settings)
+        case .parameters(let parameters, let encoding):
+            return try encode(parameters, as: encoding ?? settings.bodyEncoding, settings: settings)
         case .encodable(let encode):
             do {
                 return (try encode(), "application/json")
@@ -52,6 +140,13 @@ enum RequestBuilder {
             }
         case .data(let data, let contentType):
             return (data, contentType)
+        }
+    }
+
+    private static func encode(_ parameters: Parameters, as encoding: BodyEncoding, settings: RequestSettings) throws(TernError) -> (Data, String?) {
+        switch encoding {
+        case .form: (Data(try settings.parameterEncoding.encode(parameters).utf8), "application/x-www-form-urlencoded; charset=utf-8")
+        case .json: (try JSONBodyEncoder.encode(parameters), "application/json")
         }
     }
 }

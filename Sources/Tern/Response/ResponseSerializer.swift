@@ -14,6 +14,9 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     let serialize: @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
     /// Whose code decodes: Tern's own, `JSONDecoder`, or the caller's (see `Call+Processing.swift`).
     let kind: Kind
+    /// For a `Decodable` serializer made without a decoder: the same serializer with the decoder
+    /// of the request's group or client (`ClientConfiguration.decoder`), when one is set.
+    let withDecoder: (@Sendable (UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value>)?
 
     /// Whose code a serializer runs, for deciding where it runs.
     enum Kind: Sendable {
@@ -34,11 +37,19 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     }
 
     init(acceptableContentTypes: Set<String>?, emptyValue: Value?, kind: Kind,
+         withDecoder: (@Sendable (UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value>)? = nil,
          serialize: @escaping @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value) {
         self.acceptableContentTypes = acceptableContentTypes
         self.emptyValue = emptyValue
         self.serialize = serialize
         self.kind = kind
+        self.withDecoder = withDecoder
+    }
+
+    /// This serializer, decoding with `decoder` when it is a `Decodable` one made without a decoder.
+    func using(_ decoder: UncheckedBox<JSONDecoder>?) -> ResponseSerializer<Value> {
+        guard let decoder, let withDecoder else { return self }
+        return withDecoder(decoder)
     }
 
     /// Makes the value for one response, treating intentionally empty bodies as documented above.
@@ -102,22 +113,40 @@ extension ResponseSerializer where Value: Decodable {
     /// A `Decodable` value decoded from JSON; expects a JSON content type.
     /// - Parameters:
     ///   - type: The type to decode.
-    ///   - decoder: The decoder; a plain `JSONDecoder()` by default.
-    public static func decodable(_ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder()) -> ResponseSerializer<Value> {
-        let box = UncheckedBox(decoder)
-        return ResponseSerializer(
-            acceptableContentTypes: jsonContentTypes,
-            emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value,
-            kind: .decodable
-        ) { data, _ throws(TernError) in
+    ///   - decoder: The decoder, whatever the group's or client's.
+    public static func decodable(_ type: Value.Type = Value.self, decoder: JSONDecoder) -> ResponseSerializer<Value> {
+        decodable(with: UncheckedBox(decoder), replaceable: false)
+    }
+
+    /// A `Decodable` value decoded from JSON with the decoder of the request's group or client
+    /// (`ClientConfiguration.decoder`), else a plain `JSONDecoder()`; expects a JSON content type.
+    /// - Parameter type: The type to decode.
+    public static func decodable(_ type: Value.Type = Value.self) -> ResponseSerializer<Value> {
+        decodable(with: plainDecoder, replaceable: true)
+    }
+
+    private static func decodable(with box: UncheckedBox<JSONDecoder>, replaceable: Bool) -> ResponseSerializer<Value> {
+        let replace: (@Sendable (UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value>)?
+        if replaceable {
+            replace = { (other: UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value> in decodable(with: other, replaceable: false) }
+        } else {
+            replace = nil
+        }
+        let serialize: @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value = { data, _ throws(TernError) in
             do {
                 return try box.value.decode(Value.self, from: data)
             } catch {
                 throw .decoding(description: String(describing: error), body: data)
             }
         }
+        return ResponseSerializer(acceptableContentTypes: jsonContentTypes,
+                                  emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value,
+                                  kind: .decodable, withDecoder: replace, serialize: serialize)
     }
 }
+
+/// The decoder of `Decodable` requests when neither they, their group nor their client name one.
+private let plainDecoder = UncheckedBox(JSONDecoder())
 
 /// A type with a value that stands for "no body", so a 204 or HEAD response decodes to it.
 /// Thread safety: `emptyValue` is read from the transport's thread; return a fresh value.
