@@ -26,6 +26,13 @@ Loopback only. Endpoints (all GET unless noted):
                             default 503, with Retry-After: V if given; "date:D" sends an HTTP date D seconds ahead;
                             mode=reset resets the connection instead), then 200 {"key": K, "n": count}
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
+  /envelope?code=C&message=M  200 {"code": C, "message": M, "data": {"city": "Beijing"}} (any method)
+  /session?key=K            counted under K; 200 {"code": 1002, "message": "login required"} until /login?key=K,
+                            then {"code": 0, "data": {"n": count}}; /logout?key=K ends the session again
+  /auth/protected?key=K     200 {"key": K, "n": count} when Authorization is "Bearer <K's token>", else 401
+                            (counted under K, 401s under "K:401"); K's token is "t0" until refreshed
+  /auth/refresh?key=K&fail=1  makes a new token "t<N>" for K and answers {"token": ...} (fail=1: 500),
+                            counted under "K:refresh"
 """
 import argparse
 import json
@@ -163,6 +170,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._redirect(route, q)
         if route == "/flaky":
             return self._flaky(q)
+        if route in ("/envelope", "/session", "/login", "/logout") or route.startswith("/auth/"):
+            return self._session(route, q)
         if route == "/flaky-times":
             with COUNTS_LOCK:
                 times = list(TIMES.get(q.get("key", ""), []))
@@ -230,6 +239,46 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(int(q.get("status", "503")), json.dumps({"key": key, "n": n, "error": "busy"}).encode(), extra=extra)
         return self._send(200, json.dumps({"key": key, "n": n}).encode())
 
+    def _count(self, key):
+        with COUNTS_LOCK:
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            return COUNTS[key]
+
+    def _session(self, route, q):
+        # Envelopes with business codes, a login session, and bearer tokens that can be refreshed.
+        key = q.get("key", "")
+        self._body()
+        if route == "/envelope":
+            body = {"code": int(q.get("code", "0")), "message": q.get("message", ""), "data": {"city": "Beijing"}}
+            return self._send(200, json.dumps(body).encode())
+        if route in ("/login", "/logout"):
+            with COUNTS_LOCK:
+                STATES[key + ":session"] = route == "/login"
+            return self._send(200, b'{"code": 0}')
+        if route == "/session":
+            n = self._count(key)
+            with COUNTS_LOCK:
+                logged_in = STATES.get(key + ":session", False)
+            body = {"code": 0, "data": {"n": n}} if logged_in else {"code": 1002, "message": "login required"}
+            return self._send(200, json.dumps(body).encode())
+        if route == "/auth/refresh":
+            self._count(key + ":refresh")
+            if q.get("fail"):
+                return self._send(500, b'{"error": "refresh failed"}')
+            with COUNTS_LOCK:
+                generation = STATES.get(key + ":generation", 0) + 1
+                STATES[key + ":generation"] = generation
+            return self._send(200, json.dumps({"token": "t%d" % generation}).encode())
+        if route == "/auth/protected":
+            n = self._count(key)
+            with COUNTS_LOCK:
+                token = "t%d" % STATES.get(key + ":generation", 0)
+            if self.headers.get("Authorization") != "Bearer " + token:
+                self._count(key + ":401")
+                return self._send(401, b'{"error": "unauthorized"}')
+            return self._send(200, json.dumps({"key": key, "n": n}).encode())
+        self._send(404, b'{"error": "no such fixture"}')
+
     def _redirect(self, route, q):
         key = q.get("key", "")
         if key:
@@ -267,6 +316,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._redirect(route, self._query())
         if route == "/flaky":
             return self._flaky(self._query())
+        if route in ("/envelope", "/session") or route.startswith("/auth/"):
+            return self._session(route, self._query())
         return self._echo()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _any

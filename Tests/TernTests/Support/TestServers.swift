@@ -26,7 +26,7 @@ enum TestServers {
 extension Client {
     /// Sends through the completion-closure API on `queue` and returns the result and whether
     /// the callback ran on the main thread.
-    func completionResult<Value>(_ request: Request<Value>, queue: CallbackQueue = .immediate) async -> (Result<Response<Value>, TernError>, onMain: Bool) {
+    func completionResult<Value>(_ request: some RequestConvertible<Value>, queue: CallbackQueue = .immediate) async -> (Result<Response<Value>, TernError>, onMain: Bool) {
         await withCheckedContinuation { continuation in
             send(request, queue: queue) { result in
                 continuation.resume(returning: (result, Thread.isMainThread))
@@ -37,7 +37,7 @@ extension Client {
     /// Sends on `.immediate` and returns the result with the seconds from send to callback, timed
     /// in the callback itself: the awaiting test may resume late on a loaded machine (a shared
     /// 2-core box running the suite under ThreadSanitizer), the callback does not.
-    func timedResult<Value>(_ request: Request<Value>) async -> (Result<Response<Value>, TernError>, seconds: Double) {
+    func timedResult<Value>(_ request: some RequestConvertible<Value>) async -> (Result<Response<Value>, TernError>, seconds: Double) {
         let started = Date()
         return await withCheckedContinuation { continuation in
             send(request, queue: .immediate) { result in
@@ -47,7 +47,7 @@ extension Client {
     }
 
     /// Sends through the success/failure API and folds the two closures into a `Result`.
-    func pairResult<Value>(_ request: Request<Value>) async -> Result<Value, TernError> {
+    func pairResult<Value>(_ request: some RequestConvertible<Value>) async -> Result<Value, TernError> {
         await withCheckedContinuation { continuation in
             send(request, queue: .immediate, success: { continuation.resume(returning: .success($0)) },
                  failure: { continuation.resume(returning: .failure($0)) })
@@ -55,7 +55,7 @@ extension Client {
     }
 
     /// Sends through the delegate API and returns what the delegate received.
-    func delegateResult<Value>(_ request: Request<Value>) async -> Result<Response<any Sendable>, TernError> {
+    func delegateResult<Value>(_ request: some RequestConvertible<Value>) async -> Result<Response<any Sendable>, TernError> {
         let recorder = RecordingDelegate()
         return await withCheckedContinuation { continuation in
             recorder.onResult = { continuation.resume(returning: $0) }
