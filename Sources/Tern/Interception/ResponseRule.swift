@@ -42,9 +42,12 @@ public struct ResponseContext: Sendable {
     public let attempt: Int
     /// The request's tags.
     public let tags: Set<String>
+    /// When the request was sent (`DispatchTime` uptime nanoseconds), for `Authentication`.
+    let requestStarted: UInt64
     private let parsed: ParsedBody
 
-    init(request: URLRequest, response: HTTPURLResponse?, body: Data, attempt: Int, tags: Set<String>) {
+    init(request: URLRequest, response: HTTPURLResponse?, body: Data, attempt: Int, tags: Set<String>, requestStarted: UInt64) {
+        self.requestStarted = requestStarted
         self.request = request
         self.response = response
         self.body = body

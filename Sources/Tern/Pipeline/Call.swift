@@ -210,7 +210,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         var ruled: TernError?
         if let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome {
             let sent = ResponseContext(request: route.request ?? urlRequest, response: raw.response, body: raw.data,
-                                       attempt: route.attempt, tags: core.tags)
+                                       attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
             context = sent
             if raw.source == .network {
                 switch applyRules(hooks.rules, to: sent) {
