@@ -7,7 +7,9 @@ import Testing
 /// terminal callback (none when it was cancelled silently) and the registry ends empty. Run under
 /// ThreadSanitizer by scripts/test.sh. Run once plain and once with every other request behind a
 /// redirect (301/302/307/308), so cancels also land between and during redirect attempts; every
-/// tenth request fails once and is retried, so cancels also land in the wait between attempts.
+/// tenth request fails once and is retried, so cancels also land in the wait between attempts;
+/// every tenth has hooks of every kind (an async adapter, so cancels land while it runs), and
+/// every fiftieth is stopped once at a `RestartGate` that restarts its requests every 20 ms.
 @Suite struct LifecycleStressTests {
     @Test(arguments: [false, true])
     func tenThousandRequestsWithRandomStrategiesCancelsAndOwners(acrossRedirects: Bool) async throws {
@@ -23,6 +25,14 @@ import Testing
         var owners: [Screen?] = (0..<64).map { _ in Screen() }
         var silent: [Bool] = []
         var handles: [RequestHandle] = []
+        let gate = RestartGate()
+        let gateOpener = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(milliseconds: 20)
+                gate.restartAll()
+            }
+        }
+        defer { gateOpener.cancel() }
         for index in 0..<count {
             var request = acrossRedirects && index % 2 == 0
                 ? Request<JSON>("redirect", query: ["status": [301, 302, 307, 308][index % 4], "to": "/json?n=\(index % 10)"])
@@ -39,6 +49,18 @@ import Testing
                 request = Request<JSON>("flaky", query: ["key": "stress-\(acrossRedirects)-\(index)", "fail": 1])
                 request.retryPolicy = .exponential(maxAttempts: 3, baseDelay: 0.01)
                 request.reportsCancellation = !isSilent
+            }
+            if index % 10 == 6 {
+                request.hooks.rewriteParameters { $0.query["hooked"] = true }
+                request.hooks.adapt { request, attempt in
+                    if attempt.number % 2 == 1 { await Task.yield() }
+                    return request
+                }
+                request.hooks.rule { _ in .proceed }
+                request.hooks.preprocessFailure { error, _ in error }
+            }
+            if index % 50 == 7 {
+                request.hooks.rule { $0.attempt == 1 ? .restart(after: gate) : .proceed }
             }
             if index % 1_000 == 500 {
                 // A slow request whose owner is gone at once: the owner path is exercised however

@@ -181,6 +181,75 @@ func readmeRetry() {
     }
 }
 
+struct RefreshRejected: Error {}
+func sign(_ text: String) -> String { String(text.hashValue) }
+func currentNonce() async -> String { UUID().uuidString }
+@MainActor func showUpgradeScreen() {}
+
+enum WeatherAPI {
+    static let group = APIGroup("weather", baseURL: "https://api.weather.example/v2") {
+        $0.headers["X-App-Version"] = "2.4"
+        $0.bodyEncoding = .json                                  // POST parameters go as JSON
+    }
+
+    struct Search: Endpoint {
+        typealias Value = [City]
+        let text: String
+        var group: APIGroup { WeatherAPI.group }
+        var path: String { "search" }
+        var parameters: Parameters { ["q": text] }
+        var repeatStrategy: RepeatStrategy? { .cancelOlder }
+    }
+
+    static func search(query: String) -> Search { Search(text: query) }
+}
+
+func readmeDefinitions(client: Client) async throws {
+    let cities = try await client.send(WeatherAPI.search(query: "bei")).value
+    render(cities)
+    client.send(WeatherAPI.search(query: "shang"), success: render, failure: alert)
+    WeatherAPI.group.baseURL = "http://127.0.0.1:8080/v2"         // debug menu: a local mock server
+}
+
+func readmeHooks(deviceID: String, login: RestartGate) -> Client {
+    Client(baseURL: "https://api.example.com") {
+        $0.hooks.rewriteParameters { parameters in               // every request of the team
+            parameters.query["device_id"] = deviceID
+        }
+        $0.hooks.rewriteParameters("sign") { parameters in       // added last, runs last: sees the final parameters
+            parameters.query["sign"] = sign(try ParameterEncoding.default.encode(parameters.all))
+        }
+        $0.hooks.adapt { request, _ in                           // each attempt, asynchronously
+            var request = request
+            request.setValue(await currentNonce(), forHTTPHeaderField: "X-Nonce")
+            return request
+        }
+        $0.hooks.rules.append(BusinessRule(holding: [1002: login]))   // code ≠ 0 → .business; 1002 waits for login
+        $0.hooks.preprocessFailureOnMainThread { error, _ in    // just before the callback
+            if error.businessError?.code == 1003 { showUpgradeScreen() }
+            return error
+        }
+    }
+}
+
+struct TokenRefresher: Authenticator {
+    func apply(_ token: String, to request: inout URLRequest) {
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+    }
+
+    func refresh(_ token: String) async throws -> String {
+        let answer = try await Client.shared.send(Request<JSON>("https://auth.example.com/refresh", method: .post,
+                                                                body: .json(["token": token])))
+        guard let fresh = answer.value["token"]?.string else { throw RefreshRejected() }
+        return fresh
+    }
+}
+
+func readmeTokenRefresh(savedToken: String) -> Client {
+    let auth = Authentication(TokenRefresher(), credential: savedToken)   // at most 3 refreshes in 30 s
+    return Client(baseURL: "https://api.example.com") { $0.hooks.authenticate(with: auth) }
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

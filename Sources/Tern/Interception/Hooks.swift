@@ -85,15 +85,18 @@ public struct Hooks: Sendable {
         rules.append(ClosureHook(name: name, body: decide))
     }
 
-    /// Adds a failure preprocessor made of a closure: it may replace the error. Runs off the main
-    /// thread, or on it with `onMainThread`.
-    public mutating func preprocessFailure(onMainThread: Bool = false, _ name: String = "failure",
+    /// Adds a failure preprocessor made of a closure, run off the main thread: it may replace the error.
+    public mutating func preprocessFailure(_ name: String = "failure",
                                            _ replace: @escaping @Sendable (TernError, ResponseContext?) -> TernError) {
-        if onMainThread {
-            mainThreadPreprocessors.append(MainThreadFailureClosure(name: name, replace: replace))
-        } else {
-            preprocessors.append(FailureClosure(name: name, replace: replace))
-        }
+        preprocessors.append(FailureClosure(name: name, replace: replace))
+    }
+
+    /// Adds a failure preprocessor made of a closure, run on the main thread just before the
+    /// request's callback: it may replace the error, and update UI-bound state.
+    public mutating func preprocessFailureOnMainThread(
+        _ name: String = "failure", _ replace: @escaping @MainActor @Sendable (TernError, ResponseContext?) -> TernError
+    ) {
+        mainThreadPreprocessors.append(MainThreadFailureClosure(name: name, replace: replace))
     }
 }
 

@@ -45,7 +45,7 @@ extension MainThreadResponsePreprocessor {
     @MainActor public func preprocessFailure(_ error: TernError, of response: ResponseContext?) -> TernError { error }
 }
 
-/// A failure preprocessor made of a closure (`Hooks.preprocessFailure(onMainThread:_:_:)`).
+/// A failure preprocessor made of a closure (`Hooks.preprocessFailure(_:_:)`).
 struct FailureClosure: ResponsePreprocessor {
     let name: String
     let replace: @Sendable (TernError, ResponseContext?) -> TernError
@@ -53,10 +53,10 @@ struct FailureClosure: ResponsePreprocessor {
     func preprocessFailure(_ error: TernError, of response: ResponseContext?) -> TernError { replace(error, response) }
 }
 
-/// The same, run on the main thread.
+/// The same, run on the main thread (`Hooks.preprocessFailureOnMainThread(_:_:)`).
 struct MainThreadFailureClosure: MainThreadResponsePreprocessor {
     let name: String
-    let replace: @Sendable (TernError, ResponseContext?) -> TernError
+    let replace: @MainActor @Sendable (TernError, ResponseContext?) -> TernError
 
-    func preprocessFailure(_ error: TernError, of response: ResponseContext?) -> TernError { replace(error, response) }
+    @MainActor func preprocessFailure(_ error: TernError, of response: ResponseContext?) -> TernError { replace(error, response) }
 }
