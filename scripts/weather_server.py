@@ -31,6 +31,8 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--malformed", action="store_true")
     parser.add_argument("--radar")
+    parser.add_argument("--min-version", type=float, default=0.0,
+                        help="answer older app versions with business code 1003 (HTTP 200)")
     args = parser.parse_args()
     entries = json.load(open(args.dataset, encoding="utf-8"))
     by_id = {entry["city"]["id"]: entry for entry in entries}
@@ -54,6 +56,15 @@ def main():
         def do_GET(self):
             url = urlparse(self.path)
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            # Every request names its device and app version; the service may retire old versions.
+            if url.path.startswith("/v1/") and not query.get("device_id"):
+                return self.answer(200, {"code": 1001, "message": "missing device id"})
+            try:
+                version = float(query.get("app_version", "0"))
+            except ValueError:
+                version = 0.0
+            if url.path.startswith("/v1/") and version < args.min_version:
+                return self.answer(200, {"code": 1003, "message": "app version %s is no longer served; please upgrade" % query.get("app_version", "?")})
             if url.path in ("/v1/weather", "/v1/forecast"):
                 entry = by_id.get(query.get("city", ""))
                 if entry is None:

@@ -63,7 +63,7 @@ final class InteractiveSearch: @unchecked Sendable {
         }
         render(results: nil)
         guard !current.isEmpty else { return }
-        let request = Request<SearchReply>("v1/search", query: ["q": current]).repeating(.cancelOlder, key: "search")
+        let request = WeatherAPI.search(query: current)
         api.send(request, queue: .immediate) { [self] result in
             switch result {
             case .success(let response):

@@ -29,7 +29,7 @@ enum Radar {
     static func download(api: Client, to file: URL) async -> Int32 {
         let bar = ProgressBar(interactive: isatty(STDOUT_FILENO) == 1)
         let started = Date()
-        let request = Request<Data>("v1/radar", timeout: 60).onProgress { bar.show($0) }
+        let request = WeatherAPI.RadarImage().makeRequest().onProgress { bar.show($0) }
         do {
             let image = try await api.send(request).value
             bar.finish()

@@ -59,9 +59,8 @@ struct WeatherApp {
 
     /// The current weather of one city: cache then network, stored in memory and on disk, and
     /// served stale when the network fails.
-    static func currentWeather(_ id: String) -> Request<WeatherReply> {
-        Request<WeatherReply>("v1/weather", query: ["city": id]).tagged("home")
-            .caching(CachePolicy(read: .cacheThenNetwork, write: .both, maxAge: 24 * 3600, servesStaleOnError: true))
+    static func currentWeather(_ id: String) -> WeatherAPI.CurrentWeather {
+        WeatherAPI.currentWeather(cityID: id)
     }
 
     /// How a row says where its value came from.
@@ -76,9 +75,8 @@ struct WeatherApp {
     /// Search: cities whose name, pinyin or province match `text`. A newer search cancels an
     /// older one still in flight (`.cancelOlder` with the key "search").
     func search(_ text: String) async -> Int32 {
-        let request = Request<SearchReply>("v1/search", query: ["q": text]).repeating(.cancelOlder, key: "search")
         do {
-            let cities = try await api.send(request).value.cities
+            let cities = try await api.send(WeatherAPI.search(query: text)).value.cities
             print(cities.isEmpty ? "No city matches \"\(text)\"." : "\(cities.count) cities match \"\(text)\":")
             cities.forEach { print("  " + Self.row($0) + "  id \($0.id)") }
             return 0
@@ -92,7 +90,7 @@ struct WeatherApp {
     func detail(_ name: String) async -> Int32 {
         guard let id = Self.resolve(name) else { return Self.unknownCity(name) }
         do {
-            let reply = try await api.send(Request<ForecastReply>("v1/forecast", query: ["city": id])).value
+            let reply = try await api.send(WeatherAPI.forecast(cityID: id)).value
             print(Self.row(reply.city))
             for day in reply.days {
                 print(String(format: "  day %d  %4d°C / %4d°C  ", day.day, day.high, day.low) + day.condition)
@@ -166,8 +164,10 @@ struct WeatherApp {
         switch error {
         case .transport(let urlError) where urlError.code == .cannotConnectToHost:
             return "the weather server is unreachable (Transport error \(urlError.code.rawValue))"
-        case .unacceptableStatus(404, _, _):
+        case .unacceptableStatus(404, _, _), .business(404, _, _):
             return "unknown city (HTTP 404)"
+        case .business(let code, let message, _):
+            return "the weather service refused: \(message) (code \(code))"
         case .decoding, .unacceptableContentType:
             return "the server sent a malformed response (\(error))"
         default:

@@ -38,6 +38,7 @@ let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuratio
     configuration.cacheDirectory = Favourites(directory: dataDirectory).file.deletingLastPathComponent().appendingPathComponent("cache")
     if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
 }
+WeatherAPI.configure(deviceID: DeviceID.load(beside: Favourites(directory: dataDirectory)))
 let app = WeatherApp(api: api, favourites: Favourites(directory: dataDirectory), isOffline: baseURL == nil)
 
 let status: Int32

@@ -45,7 +45,7 @@ import Testing
     }
 
     /// Starts scripts/weather_server.py on a free port with the app's own dataset.
-    static func startServer(malformed: Bool = false) async throws -> (url: String, process: Process) {
+    static func startServer(malformed: Bool = false, minVersion: String? = nil) async throws -> (url: String, process: Process) {
         let dataset = FileManager.default.temporaryDirectory.appendingPathComponent("weather-data-\(UUID().uuidString).json")
         let export = try await run(["export-data"])
         try Data(export.output.utf8).write(to: dataset)
@@ -55,7 +55,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path, "--radar", radar.path]
-            + (malformed ? ["--malformed"] : [])
+            + (malformed ? ["--malformed"] : []) + (minVersion.map { ["--min-version", $0] } ?? [])
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -186,6 +186,22 @@ import Testing
         defer { server.process.terminate() }
         let search = try await Self.run(["--base-url", server.url, "search", "bei"])
         #expect(search.status == 1 && search.output.contains("malformed response"), "\(search.output)")
+    }
+
+    /// The server needs a device ID and a recent app version on every request: the weather
+    /// group's parameter hook sends both, and its business rule turns the server's refusal (an
+    /// HTTP 200 with code 1003) into a clear message.
+    @Test func everyRequestCarriesTheDeviceAndVersionAndRefusalsAreExplained() async throws {
+        let accepting = try await Self.startServer()
+        let detail = try await Self.run(["--base-url", accepting.url, "detail", "beijing"])
+        await Self.stop(accepting.process)
+        #expect(detail.status == 0 && detail.output.contains("day 5"), "\(detail.output)")
+        let retiring = try await Self.startServer(minVersion: "9.0")
+        let refused = try await Self.run(["--base-url", retiring.url, "detail", "beijing"])
+        await Self.stop(retiring.process)
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.output.contains("the weather service refused: app version 2.4 is no longer served; please upgrade (code 1003)"),
+                "\(refused.output)")
     }
 
     /// Types `keys` into `weather search -i` through a pseudo-terminal, `gap` seconds a key.

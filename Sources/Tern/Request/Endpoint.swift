@@ -55,6 +55,9 @@ public protocol Endpoint: RequestConvertible {
     var tags: Set<String> { get }
     /// The repeat strategy; nil (the default) uses the client's.
     var repeatStrategy: RepeatStrategy? { get }
+    /// Makes requests with the same key identical for `.cancelOlder` and `.ignoreNewer` whatever
+    /// their parameters (see `Request.repeatKey`); nil by default.
+    var repeatKey: String? { get }
     /// The lifetime; `.untilFinished` by default (use `Request.owned(by:)` for an owner).
     var lifetime: Lifetime { get }
     /// The cache policy; nil (the default) uses the group's, else the client's.
@@ -97,6 +100,8 @@ extension Endpoint {
     public var tags: Set<String> { [] }
     /// The client's repeat strategy.
     public var repeatStrategy: RepeatStrategy? { nil }
+    /// No key: the request itself is compared.
+    public var repeatKey: String? { nil }
     /// `.untilFinished`.
     public var lifetime: Lifetime { .untilFinished }
     /// The group's or client's cache policy.
@@ -124,6 +129,7 @@ extension Endpoint {
         request.group = group
         request.tags = tags
         request.repeatStrategy = repeatStrategy
+        request.repeatKey = repeatKey
         request.lifetime = lifetime
         request.cachePolicy = cachePolicy
         request.retryPolicy = retryPolicy
