@@ -19,7 +19,7 @@ protocol Driver: Sendable {
 
 /// Tern's async API with a raw `Data` response: the path an app's request takes.
 struct TernDriver: Driver {
-    let name = "tern"
+    var name = "tern"
     let client: Client
 
     func get(_ url: String) async -> Outcome {

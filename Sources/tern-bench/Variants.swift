@@ -66,3 +66,40 @@ enum Variants {
         }
     }
 }
+
+/// `--hooks`: what hooks cost — the same sequential workload through a client without hooks, with
+/// one parameter hook, and with one async adapter; interleaved rounds, CPU µs per request and
+/// requests per second, medians.
+enum HookCost {
+    static func run(workloads: Workloads, count: Int, rounds: Int) async {
+        let drivers: [any Driver] = [
+            TernDriver(name: "tern (no hooks)", client: Client(configuration: ClientConfiguration())),
+            TernDriver(name: "tern + parameter hook", client: Client(baseURL: nil) { configuration in
+                configuration.hooks.rewriteParameters { $0.query["device_id"] = "bench" }
+            }),
+            TernDriver(name: "tern + async adapter", client: Client(baseURL: nil) { configuration in
+                configuration.hooks.adapt { request, _ in
+                    var request = request
+                    request.setValue("bench", forHTTPHeaderField: "X-Device")
+                    return request
+                }
+            }),
+        ]
+        var cpu: [String: [Double]] = [:]
+        var rate: [String: [Double]] = [:]
+        for driver in drivers { _ = await workloads.sequential(driver, count: 50) }
+        for round in 0..<rounds {
+            for driver in round.isMultiple(of: 2) ? drivers : drivers.reversed() {
+                let result = await workloads.sequential(driver, count: count)
+                cpu[driver.name, default: []].append(result.metrics["cpu_us_per_req"] ?? .nan)
+                rate[driver.name, default: []].append(result.metrics["req_per_s"] ?? .nan)
+            }
+        }
+        let plain = cpu[drivers[0].name]!.median
+        for driver in drivers {
+            let median = cpu[driver.name]!.median
+            print(String(format: "%-24@ %7.1f µs CPU/req (%+6.1f)  %7.0f req/s", driver.name as NSString, median, median - plain,
+                         rate[driver.name]!.median))
+        }
+    }
+}

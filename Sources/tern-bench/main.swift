@@ -16,6 +16,7 @@ struct Options {
     var micro = false
     var microThresholds = false
     var variants = false
+    var hooks = false
     var cache = false
     var cacheOnly: String?
     var cacheHits = false
@@ -33,6 +34,7 @@ struct Options {
             case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--micro-thresholds": microThresholds = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
+            case "--hooks": hooks = true
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -80,6 +82,11 @@ if options.cacheHits {
 }
 
 // Variants mode: the sequential workload through several ways of driving URLSession, and Tern.
+if options.hooks {
+    await HookCost.run(workloads: workloads, count: options.count(2_000), rounds: options.rounds)
+    exit(0)
+}
+
 if options.variants {
     await Variants.run(workloads: workloads, count: options.count(2_000), rounds: options.rounds)
     exit(0)
