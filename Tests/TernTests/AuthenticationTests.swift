@@ -99,7 +99,9 @@ import Testing
         tokens.delay = 400
         let client = try setUp(tokens)
         let first = Task { try await client.send(Request<JSON>("auth/protected", query: ["key": key])) }
-        try await Task.sleep(milliseconds: 200)   // the first got its 401; the refresh is under way
+        // Wait until the first got its 401 and the refresh is under way.
+        let deadline = Date().addingTimeInterval(20)
+        while tokens.calls.count == 0, Date() < deadline { try await Task.sleep(milliseconds: 5) }
         let second = try await client.send(Request<JSON>("auth/protected", query: ["key": key]))
         #expect(second.attempt == 1)
         #expect(try await first.value.attempt == 2)
