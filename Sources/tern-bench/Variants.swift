@@ -50,6 +50,17 @@ enum Variants {
             DelegateSessionDriver(configuration: configuration.makeSessionConfiguration()),
             TernDriver(client: Client(configuration: configuration)),
         ]
+        let (cpu, rate) = await interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
+        for driver in drivers {
+            print(String(format: "%-22@ %7.1f µs CPU/req  %7.0f req/s", driver.name as NSString,
+                         cpu[driver.name]!.median, rate[driver.name]!.median))
+        }
+    }
+
+    /// The sequential workload through each driver, rounds interleaved (alternating order):
+    /// CPU µs per request and requests per second of every round, by driver name.
+    static func interleaved(_ drivers: [any Driver], workloads: Workloads, count: Int, rounds: Int) async
+        -> (cpu: [String: [Double]], rate: [String: [Double]]) {
         var cpu: [String: [Double]] = [:]
         var rate: [String: [Double]] = [:]
         for driver in drivers { _ = await workloads.sequential(driver, count: 50) }
@@ -60,10 +71,7 @@ enum Variants {
                 rate[driver.name, default: []].append(result.metrics["req_per_s"] ?? .nan)
             }
         }
-        for driver in drivers {
-            print(String(format: "%-22@ %7.1f µs CPU/req  %7.0f req/s", driver.name as NSString,
-                         cpu[driver.name]!.median, rate[driver.name]!.median))
-        }
+        return (cpu, rate)
     }
 }
 
@@ -85,16 +93,7 @@ enum HookCost {
                 }
             }),
         ]
-        var cpu: [String: [Double]] = [:]
-        var rate: [String: [Double]] = [:]
-        for driver in drivers { _ = await workloads.sequential(driver, count: 50) }
-        for round in 0..<rounds {
-            for driver in round.isMultiple(of: 2) ? drivers : drivers.reversed() {
-                let result = await workloads.sequential(driver, count: count)
-                cpu[driver.name, default: []].append(result.metrics["cpu_us_per_req"] ?? .nan)
-                rate[driver.name, default: []].append(result.metrics["req_per_s"] ?? .nan)
-            }
-        }
+        let (cpu, rate) = await Variants.interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         let plain = cpu[drivers[0].name]!.median
         for driver in drivers {
             let median = cpu[driver.name]!.median

@@ -17,44 +17,43 @@ extension Call {
     /// `result` after the background preprocessors.
     func preprocess(_ result: Result<Response<Value>, TernError>, context: ResponseContext?) -> Result<Response<Value>, TernError> {
         guard let preprocessors = hooks?.preprocessors, !preprocessors.isEmpty else { return result }
-        var result = result
-        for preprocessor in preprocessors {
-            switch result {
-            case .success(let response):
-                guard let context else { continue }
-                do {
-                    result = .success(response.replacingValue(try preprocessor.preprocessSuccess(response.value, of: context)))
-                } catch {
-                    result = .failure(.fromHook(preprocessor, error))
-                }
-            case .failure(let error):
-                result = .failure(preprocessor.preprocessFailure(error, of: context))
-            }
-        }
-        return result
+        return Self.fold(result, context: context, through: preprocessors,
+                         success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
     }
 
     /// `result` after the main-thread preprocessors; runs on the main actor.
     @MainActor
     static func preprocessOnMain(_ result: Result<Response<Value>, TernError>, context: ResponseContext?,
                                  with preprocessors: [any MainThreadResponsePreprocessor]) -> Result<Response<Value>, TernError> {
+        fold(result, context: context, through: preprocessors,
+             success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
+    }
+
+    /// Passes `result` through each of `hooks` in turn: a success through `success` (a throw
+    /// makes it a failure), a failure through `failure`. Runs on the caller's thread.
+    private static func fold<Hooked>(_ result: Result<Response<Value>, TernError>, context: ResponseContext?, through hooks: [Hooked],
+                                     success: (Hooked, Value, ResponseContext) throws -> Value,
+                                     failure: (Hooked, TernError, ResponseContext?) -> TernError) -> Result<Response<Value>, TernError> {
         var result = result
-        for preprocessor in preprocessors {
+        for hook in hooks {
             switch result {
             case .success(let response):
                 guard let context else { continue }
                 do {
-                    result = .success(response.replacingValue(try preprocessor.preprocessSuccess(response.value, of: context)))
+                    result = .success(response.replacingValue(try success(hook, response.value, context)))
                 } catch {
-                    result = .failure(.fromHook(preprocessor, error))
+                    result = .failure(.fromHook(hook as? any Hook ?? AnonymousHook(), error))
                 }
             case .failure(let error):
-                result = .failure(preprocessor.preprocessFailure(error, of: context))
+                result = .failure(failure(hook, error, context))
             }
         }
         return result
     }
 }
+
+/// Names a hook that has no name of its own (never: every preprocessor is a `Hook`).
+private struct AnonymousHook: Hook {}
 
 extension Response {
     /// The same response with another value (a preprocessor's).
