@@ -24,7 +24,8 @@ Loopback only. Endpoints (all GET unless noted):
   /redirect-chain?n=N&key=K 302 to /redirect-chain?n=N-1 until n=0, then 200 {"key": K, "hops": ...}; counted under K
   /flaky?key=K&fail=N&status=S&retry_after=V&mode=reset (any method)  the first N requests under K fail (status S,
                             default 503, with Retry-After: V if given; "date:D" sends an HTTP date D seconds ahead;
-                            mode=reset resets the connection instead), then 200 {"key": K, "n": count}
+                            mode=reset resets the connection instead; mode=stall&seconds=S waits S seconds first),
+                            then 200 {"key": K, "n": count}
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
   /envelope?code=C&message=M  200 {"code": C, "message": M, "data": {"city": "Beijing"}} (any method)
   /session?key=K            counted under K; 200 {"code": 1002, "message": "login required"} until /login?key=K,
@@ -224,6 +225,8 @@ class Handler(BaseHTTPRequestHandler):
             n = COUNTS[key]
             TIMES.setdefault(key, []).append(time.monotonic())
         if n <= int(q.get("fail", "0")):
+            if q.get("mode") == "stall":
+                time.sleep(float(q.get("seconds", "2")))
             if q.get("mode") == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.connection.close()

@@ -114,4 +114,37 @@ import Testing
         #expect(date.timeIntervalSince1970 == 784_111_777)
         #expect(RetryPolicy.httpDate("yesterday") == nil)
     }
+
+    @Test func anAttemptThatOutlivesItsOwnDeadlineIsRetried() async throws {
+        let key = Fixture.uniqueKey("attempt-timeout")
+        var policy = RetryPolicy.exponential(maxAttempts: 3, baseDelay: 0.01)
+        policy.attemptTimeout = 0.5
+        let client = try client(policy)
+        // The first attempt stalls for 3 s: its own 0.5 s deadline fails it, the second answers.
+        let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 3]))
+        #expect(response.attempt == 2)
+        #expect(response.json["n"]?.int == 2)
+        // Without a per-attempt deadline, the request's deadline ends the whole request.
+        let whole = try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.timeout = 0.5
+            $0.retryPolicy = .exponential(maxAttempts: 3, baseDelay: 0.01)
+        }
+        let error = await #expect(throws: TernError.self) {
+            try await whole.send(self.flaky(Fixture.uniqueKey("whole-timeout"), fail: 1, ["mode": "stall", "seconds": 3]))
+        }
+        #expect(error?.isTimeout == true && error?.attempts == nil)
+    }
+
+    @Test func failuresAfterSeveralAttemptsSayHowMany() async throws {
+        let error = await #expect(throws: TernError.self) {
+            try await self.client(.exponential(maxAttempts: 3, baseDelay: 0.01)).send(self.flaky(Fixture.uniqueKey("count"), fail: 5))
+        }
+        guard case .failedAfterRetries(let attempts, .unacceptableStatus(503, _, _))? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
+        #expect(attempts == 3)
+        #expect(error?.statusCode == 503 && error?.responseBody?.isEmpty == false)
+    }
 }

@@ -31,6 +31,11 @@ public struct RetryPolicy: Sendable {
     /// Transport errors worth another try. Default: connection lost, timed out, DNS and
     /// connection failures, not connected.
     public var retryableErrors: Set<URLError.Code>
+    /// The deadline of each attempt in seconds, instead of one for the whole request: an attempt
+    /// that runs out of it fails with `.timedOut` and is tried again (a timeout is retryable by
+    /// default), and the waits between attempts do not count. Default nil: the request's
+    /// `timeout` covers every attempt and every wait.
+    public var attemptTimeout: TimeInterval?
     /// Asked first after every failed attempt: `.retry(after:)`, `.deliver`, or nil for the rules
     /// above. Default nil.
     public var decide: (@Sendable (RetryContext) -> RetryDecision?)?
@@ -41,7 +46,7 @@ public struct RetryPolicy: Sendable {
                 retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
                 retryableErrors: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .cannotFindHost, .cannotConnectToHost,
                                                        .dnsLookupFailed, .notConnectedToInternet],
-                decide: (@Sendable (RetryContext) -> RetryDecision?)? = nil) {
+                attemptTimeout: TimeInterval? = nil, decide: (@Sendable (RetryContext) -> RetryDecision?)? = nil) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
@@ -49,6 +54,7 @@ public struct RetryPolicy: Sendable {
         self.retryableMethods = retryableMethods
         self.retryableStatusCodes = retryableStatusCodes
         self.retryableErrors = retryableErrors
+        self.attemptTimeout = attemptTimeout
         self.decide = decide
     }
 

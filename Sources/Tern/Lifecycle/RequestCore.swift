@@ -53,6 +53,9 @@ final class RequestCore: Sendable {
         var redirects: [Redirect] = []
         var deadline: DispatchTime?
         var timeout: TimeInterval = 0
+        /// Whether each attempt has a deadline of its own (`RetryPolicy.attemptTimeout`) instead
+        /// of one for the whole request.
+        var deadlinePerAttempt = false
         var onFinished: (@Sendable (RequestCore) -> Void)?
     }
 
@@ -164,15 +167,20 @@ final class RequestCore: Sendable {
     /// (after following `redirect`, if given); nil when the request is no longer running or has
     /// already moved past `previous`.
     func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: Redirect? = nil) -> Int? {
-        state.withLock { state in
+        let next = state.withLock { state -> (Int, DispatchTime?)? in
             guard state.stage == .running, state.attempt == previous else { return nil }
             state.attempt += 1
             state.exchange = nil
             state.current = request
             state.unadapted = request
             if let redirect { state.redirects.append(redirect) }
-            return state.attempt
+            guard state.deadlinePerAttempt else { return (state.attempt, nil) }
+            state.deadline = DispatchTime.now() + state.timeout
+            return (state.attempt, state.deadline)
         }
+        guard let (number, rearmed) = next else { return nil }
+        if let rearmed { DeadlineScheduler.shared.add(self, at: rearmed) }
+        return number
     }
 
     /// Where the request stands among its attempts.
@@ -241,7 +249,7 @@ final class RequestCore: Sendable {
         let deadline = state.withLock { state -> DispatchTime?? in
             guard state.stage == .completing else { return nil }
             state.stage = .waiting(reason)
-            return .some(reason == .suspended ? nil : state.deadline)
+            return .some(reason == .suspended || state.deadlinePerAttempt ? nil : state.deadline)
         }
         guard let deadline else { return false }
         if let deadline { DeadlineScheduler.shared.add(self, at: deadline) }
@@ -254,7 +262,7 @@ final class RequestCore: Sendable {
         let rearmed = state.withLock { state -> DispatchTime?? in
             guard case .waiting(let reason) = state.stage else { return nil }
             state.stage = .running
-            guard reason == .suspended, state.deadline != nil else { return .some(nil) }
+            guard reason == .suspended, state.deadline != nil, !state.deadlinePerAttempt else { return .some(nil) }
             state.deadline = DispatchTime.now() + state.timeout
             return .some(state.deadline)
         }
@@ -264,14 +272,17 @@ final class RequestCore: Sendable {
     }
 
     /// Arms the deadline; when it passes while the request is running or waiting, the request
-    /// ends with `TernError.timedOut` and its exchange is cancelled.
-    func startDeadline(after seconds: TimeInterval) {
+    /// ends with `TernError.timedOut` and its exchange is cancelled. With `perAttempt`, each
+    /// attempt gets `seconds` of its own instead (armed as it starts, not during waits), and a
+    /// passed deadline fails only that attempt, which the retry policy may try again.
+    func startDeadline(after seconds: TimeInterval, perAttempt: Bool = false) {
         guard seconds.isFinite, seconds > 0 else { return }
         let deadline = DispatchTime.now() + seconds
         let stillRunning = state.withLock { state -> Bool in
             guard state.stage == .running else { return false }
             state.deadline = deadline
             state.timeout = seconds
+            state.deadlinePerAttempt = perAttempt
             return true
         }
         if stillRunning { DeadlineScheduler.shared.add(self, at: deadline) }
@@ -279,8 +290,19 @@ final class RequestCore: Sendable {
 
     /// Called by the scheduler when the deadline has passed.
     func deadlinePassed() {
-        let seconds = state.withLock { $0.timeout }
-        terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
+        typealias Expired = (seconds: TimeInterval, attempt: Int, call: (any CallTerminal)?, exchange: (any TransportTask)?)
+        let expired = state.withLock { state -> Expired? in
+            guard state.deadlinePerAttempt, state.stage == .running else { return nil }
+            defer { state.exchange = nil }
+            return (state.timeout, state.attempt, state.call, state.exchange)
+        }
+        guard let expired else {
+            let seconds = state.withLock { $0.timeout }
+            terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
+            return
+        }
+        expired.exchange?.cancel()
+        expired.call?.attemptTimedOut(expired.attempt, after: expired.seconds)
     }
 
     /// Claims the right to deliver a processed result: true once, and only if nothing else
@@ -330,6 +352,9 @@ protocol CallTerminal: AnyObject, Sendable {
     /// Delivers `error`, which ended the request before its attempts did (cancel, timeout, a
     /// failure inside `send`); the right to deliver is already claimed.
     func deliverEarly(_ error: TernError)
+    /// Attempt `attempt` ran out of its own deadline (`RetryPolicy.attemptTimeout`): it fails
+    /// with `TernError.timedOut`, and the decide stage may try again.
+    func attemptTimedOut(_ attempt: Int, after seconds: TimeInterval)
 }
 
 /// The public handle, held weakly by its core.

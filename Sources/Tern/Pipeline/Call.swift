@@ -115,7 +115,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             core.cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
-            core.startDeadline(after: timeout)
+            if let perAttempt = retryPolicy.attemptTimeout {
+                core.startDeadline(after: perAttempt, perAttempt: true)
+            } else {
+                core.startDeadline(after: timeout)
+            }
             if let plan, plan.reads {
                 readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
             } else {
@@ -298,6 +302,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Delivers an error that ended the request early (cancel, timeout).
     func deliverEarly(_ error: TernError) {
         deliver(.failure(error), claim: .claimed)
+    }
+
+    /// Attempt `number` ran out of its own deadline: its outcome is a timeout, decided like any.
+    func attemptTimedOut(_ number: Int, after seconds: TimeInterval) {
+        finish(.failure(.timedOut(after: seconds)), attempt: number)
     }
 
     /// A request that failed inside `send`: its callback runs after `send` returns.
