@@ -50,6 +50,19 @@ import Testing
         #expect(try await Fixture.count(key) == 2)
     }
 
+    @Test func aRuleCanAcceptAStatusValidationWouldRefuse() async throws {
+        let client = try client {
+            $0.hooks.rules = []
+            $0.hooks.rule("known-404") { $0.statusCode == 404 ? .succeed : .proceed }
+        }
+        let response = try await client.send(Request<JSON>("no-such-fixture"))
+        #expect(response.statusCode == 404)
+        #expect(response.value["error"]?.string == "no such fixture")
+        let plain = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let error = await #expect(throws: TernError.self) { try await plain.send(Request<JSON>("no-such-fixture")) }
+        #expect(error?.statusCode == 404)
+    }
+
     /// Ten requests that hit "login required" wait at the gate and succeed after the login.
     @Test func heldRequestsAreSentAgainWhenTheGateRestartsThem() async throws {
         let login = RestartGate()

@@ -19,6 +19,9 @@ public protocol ResponseRule: Hook {
 public enum ResponseDecision: Sendable {
     /// Go on as usual: validate, decode, retry or deliver.
     case proceed
+    /// Deliver as a success whatever the status code and content type: skip validation, decode
+    /// the body (e.g. an API that answers a known 404 with a body worth showing).
+    case succeed
     /// Deliver this failure instead (a business error, say); the retry policy is not asked.
     case fail(TernError)
     /// Stop here and send the request again when `gate` restarts its requests, or fail when it

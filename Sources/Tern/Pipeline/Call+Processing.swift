@@ -11,11 +11,11 @@ import Foundation
 /// network response that may be written to disk or checked by a store predicate.
 extension Call {
     /// Validates and decodes an outcome into the request's response.
-    func process(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route)
+    func process(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, validating: Bool = true)
         -> Result<Response<Value>, TernError> {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
-                try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes)
+                if validating { try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
                 let value = try serializer.value(from: raw.data, response: raw.response, method: core.method)
                 return makeResponse(raw, value: value, attempt: route.attempt, redirects: route.redirects)
             }

@@ -212,6 +212,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let route = core.route
         var context: ResponseContext?
         var ruled: TernError?
+        var validates = true
         if let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome {
             let sent = ResponseContext(request: route.request ?? urlRequest, response: raw.response, body: raw.data,
                                        attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
@@ -219,12 +220,13 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             if raw.source == .network {
                 switch applyRules(hooks.rules, to: sent) {
                 case .proceed: break
+                case .succeed: validates = false
                 case .fail(let error): ruled = error
                 case .restart(let gate): return hold(at: gate, after: route)
                 }
             }
         }
-        var result = ruled.map { .failure($0) } ?? process(outcome, route: route)
+        var result = ruled.map { .failure($0) } ?? process(outcome, route: route, validating: validates)
         if ruled == nil, case .retry(let delay) = decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
             return retry(after: delay, from: route)
         }
