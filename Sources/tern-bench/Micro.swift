@@ -74,6 +74,36 @@ enum Micro {
                 await withCheckedContinuation { done in client.send(Request<Data>("tiny.json")) { _ in done.resume() } }
             }
         }
+        let withParameterHook = Client(baseURL: "http://127.0.0.1:1") {
+            $0.transport = InstantTransport()
+            $0.callbackQueue = .immediate
+            $0.hooks.rewriteParameters { $0.query["device_id"] = "bench" }
+        }
+        await measure("closure send, one parameter hook") {
+            for _ in 0..<count {
+                await withCheckedContinuation { done in withParameterHook.send(Request<Data>("tiny.json")) { _ in done.resume() } }
+            }
+        }
+        let withQuery = Request<Data>("tiny.json", query: ["device_id": "bench"])
+        await measure("closure send, same query without a hook") {
+            for _ in 0..<count {
+                await withCheckedContinuation { done in client.send(withQuery) { _ in done.resume() } }
+            }
+        }
+        let withAdapter = Client(baseURL: "http://127.0.0.1:1") {
+            $0.transport = InstantTransport()
+            $0.callbackQueue = .immediate
+            $0.hooks.adapt { request, _ in
+                var request = request
+                request.setValue("bench", forHTTPHeaderField: "X-Device")
+                return request
+            }
+        }
+        await measure("closure send, one async adapter") {
+            for _ in 0..<count {
+                await withCheckedContinuation { done in withAdapter.send(Request<Data>("tiny.json")) { _ in done.resume() } }
+            }
+        }
         await measure("URL(string:) + URLRequest") {
             for _ in 0..<count { _ = URLRequest(url: URL(string: "http://127.0.0.1:1/tiny.json")!) }
         }

@@ -4,6 +4,29 @@ import Foundation
 /// the result to deliver (stage 7 and, on the main thread, stage 9). Calls without hooks never
 /// come here.
 extension Call {
+    /// What hooks see of a response, when the request has response hooks and a response came.
+    func responseContext(for outcome: Result<RawResponse, TernError>, route: RequestCore.Route) -> ResponseContext? {
+        guard let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome else { return nil }
+        return ResponseContext(request: route.request ?? urlRequest, response: raw.response, body: raw.data,
+                               attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
+    }
+
+    /// What the rules make of a network response; `.proceed` without rules or for a cached one.
+    func verdict(on outcome: Result<RawResponse, TernError>, context: ResponseContext?) -> ResponseDecision {
+        guard let context, let rules = hooks?.rules, !rules.isEmpty, case .success(let raw) = outcome, raw.source == .network else {
+            return .proceed
+        }
+        return applyRules(rules, to: context)
+    }
+
+    /// `result`, saying how many attempts it took when it failed after more than one (redirects
+    /// aside).
+    func counted(_ result: Result<Response<Value>, TernError>, route: RequestCore.Route) -> Result<Response<Value>, TernError> {
+        let attempts = route.attempt - route.redirects.count
+        guard case .failure(let error) = result, attempts > 1, !error.isCancelled else { return result }
+        return .failure(.failedAfterRetries(attempts: attempts, last: error))
+    }
+
     /// The first decision of `rules` that is not `.proceed`.
     func applyRules(_ rules: [any ResponseRule], to response: ResponseContext) -> ResponseDecision {
         for rule in rules {

@@ -210,32 +210,24 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
         let route = core.route
-        var context: ResponseContext?
-        var ruled: TernError?
-        var validates = true
-        if let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome {
-            let sent = ResponseContext(request: route.request ?? urlRequest, response: raw.response, body: raw.data,
-                                       attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
-            context = sent
-            if raw.source == .network {
-                switch applyRules(hooks.rules, to: sent) {
-                case .proceed: break
-                case .succeed: validates = false
-                case .fail(let error): ruled = error
-                case .restart(let gate): return hold(at: gate, after: route)
-                }
+        let context = responseContext(for: outcome, route: route)
+        var result: Result<Response<Value>, TernError>
+        switch verdict(on: outcome, context: context) {
+        case .restart(let gate):
+            return hold(at: gate, after: route)
+        case .fail(let error):
+            result = .failure(error)  // a rule's failure is final: never retried
+        case .succeed:
+            result = process(outcome, route: route, validating: false)
+        case .proceed:
+            result = process(outcome, route: route)
+            if case .retry(let delay) = decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
+                return retry(after: delay, from: route)
             }
-        }
-        var result = ruled.map { .failure($0) } ?? process(outcome, route: route, validating: validates)
-        if ruled == nil, case .retry(let delay) = decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
-            return retry(after: delay, from: route)
         }
         result = preprocess(result, context: context)
         if case .success(let response) = result { store(response) }
-        if case .failure(let error) = result, route.attempt - route.redirects.count > 1, !error.isCancelled {
-            result = .failure(.failedAfterRetries(attempts: route.attempt - route.redirects.count, last: error))
-        }
-        deliver(result, claim: .onDelivery, context: context)
+        deliver(counted(result, route: route), claim: .onDelivery, context: context)
     }
 
     /// Waits `delay` seconds (cancellable, under the deadline), then makes the next attempt.
