@@ -146,7 +146,7 @@ import Testing
         let policy = CachePolicy(read: .cacheElseNetwork, write: .memory, maxAge: 600)
         let client = try CacheFixture.client(policy)
         let request = CacheFixture.resource(key, etag: "v1")
-        let urlRequest = try RequestBuilder.makeURLRequest(request, configuration: client.configuration)
+        let urlRequest = try RequestBuilder.makeURLRequest(request, client: client)
         let cacheKey = try #require(CacheKey(urlRequest, policy: policy))
         let http = try #require(HTTPURLResponse(url: urlRequest.url!, statusCode: 200, httpVersion: nil,
                                                 headerFields: ["ETag": "\"v1\"", "Content-Type": "application/json"]))

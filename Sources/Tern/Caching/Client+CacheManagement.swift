@@ -10,7 +10,7 @@ extension Client {
     /// client's).
     public func removeCachedResponse<Value>(for request: some RequestConvertible<Value>) {
         let request = request.makeRequest()
-        let settings = RequestSettings(configuration, group: request.group?.settings)
+        let settings = RequestSettings(self, group: request.group?.settings)
         var policy = request.cachePolicy ?? settings.cachePolicy
         if !policy.isActive { policy = CachePolicy(write: .both) }
         guard let urlRequest = try? RequestBuilder.makeURLRequest(request, settings: settings,
@@ -24,7 +24,7 @@ extension Client {
     /// - Returns: How many entries were removed.
     @discardableResult
     public func removeCachedResponses(url: String) -> Int {
-        guard let urlRequest = try? RequestBuilder.makeURLRequest(Request<Data>(url), configuration: configuration),
+        guard let urlRequest = try? RequestBuilder.makeURLRequest(Request<Data>(url), client: self),
               let absolute = urlRequest.url, let prefix = CacheKey.prefix(for: absolute) else { return 0 }
         return responseCache.remove(prefix: prefix)
     }

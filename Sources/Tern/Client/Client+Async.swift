@@ -14,18 +14,20 @@ extension Client {
     /// - Returns: The response with the decoded value.
     /// - Throws: `TernError`, for every failure.
     public func send<Value>(_ convertible: some RequestConvertible<Value>) async throws(TernError) -> Response<Value> {
-        let request = convertible.makeRequest()
         let slot = HandleSlot()
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response<Value>, any Error>) in
+                    // Made here, not above: a request kept across the suspension would enlarge
+                    // this function's async frame on every send.
+                    let request = convertible.makeRequest()
                     let handle: RequestHandle
                     // Progress goes where the request or the client says (the main queue by
                     // default). The result resumes the task where it is produced, unless there is
                     // progress: then from that queue, after the last progress call.
                     let progressQueue = callbackQueue(for: request)
                     let queue: CallbackQueue = request.progress == nil ? .immediate : progressQueue
-                    if (request.cachePolicy ?? configuration.cachePolicy).read == .cacheThenNetwork {
+                    if cachePolicy(for: request).read == .cacheThenNetwork {
                         let once = ResumeOnce(continuation)
                         handle = perform(request, queue: queue, progressQueue: progressQueue, alwaysReport: true,
                                          cacheHit: { _, response in once.resume(with: .success(response)) },

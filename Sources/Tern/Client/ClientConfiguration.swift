@@ -33,7 +33,12 @@ public struct ClientConfiguration: Sendable {
     /// The client's hooks — the team's: parameter and URL rewriters, adapters, response rules and
     /// preprocessors, run after a request's and its group's on the way out and first on the way
     /// back (see `Hooks`). Default none.
-    public var hooks: Hooks
+    public var hooks: Hooks {
+        get { storedHooks ?? Hooks() }
+        set { storedHooks = newValue.isEmpty ? nil : newValue }
+    }
+    /// The hooks, nil when there are none (read on every request).
+    var storedHooks: Hooks?
     /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
     public var credential: BasicCredential?
     /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
@@ -91,7 +96,7 @@ public struct ClientConfiguration: Sendable {
         parameterEncoding = .default
         bodyEncoding = .form
         boxedDecoder = nil
-        hooks = Hooks()
+        storedHooks = nil
         credential = nil
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()

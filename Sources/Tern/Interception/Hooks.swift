@@ -126,9 +126,8 @@ struct HookChain: Sendable {
     /// The chain of a request under its settings and client; nil (at no cost) when no level has a hook.
     init?<Value>(request: Request<Value>, settings: RequestSettings, client: Client) {
         let group = settings.hooks
-        let clientHooks = client.configuration.hooks
-        if request.hooks.isEmpty && (group?.isEmpty ?? true) && clientHooks.isEmpty { return nil }
-        self.init(request.hooks, group, clientHooks)
+        guard request.storedHooks != nil || !(group?.isEmpty ?? true) || client.configuration.storedHooks != nil else { return nil }
+        self.init(request.storedHooks, group, client.configuration.storedHooks)
     }
 
     /// Whether anything runs after the response arrives (rules or preprocessors): such a call

@@ -56,7 +56,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
         let reports = alwaysReport || (request.reportsCancellation ?? client.configuration.reportsCancellation)
         // The group's settings are read once: a base URL switched from now on does not touch this request.
-        let settings = RequestSettings(client.configuration, group: request.group?.settings)
+        let settings = RequestSettings(client, group: request.group?.settings)
         let hooks = HookChain(request: request, settings: settings, client: client)
         let tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
         let urlRequest: URLRequest

@@ -65,7 +65,12 @@ public struct Request<Value: Sendable>: Sendable {
     /// This request's own hooks (an endpoint definition's, then any added by the caller); they
     /// run before the group's and the client's on the way out, after them on the way back
     /// (see `Hooks`). Default empty.
-    public var hooks: Hooks
+    public var hooks: Hooks {
+        get { storedHooks ?? Hooks() }
+        set { storedHooks = newValue.isEmpty ? nil : newValue }
+    }
+    /// The hooks, nil when there are none: copying a request without hooks retains nothing for them.
+    var storedHooks: Hooks?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -97,7 +102,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.retryPolicy = nil
         self.identityHeaders = []
         self.group = nil
-        self.hooks = Hooks()
+        self.storedHooks = nil
     }
 
     /// A copy with `tags` added.

@@ -1,58 +1,40 @@
 import Foundation
 
 /// What a request is built with: its client's configuration with its group's settings over it.
+/// Read once per request; without a group every value is the client's, read in place.
 struct RequestSettings: Sendable {
-    let baseURL: String?
-    let headers: [String: String]
-    let parameterEncoding: ParameterEncoding
-    let bodyEncoding: BodyEncoding
-    let timeout: TimeInterval
-    let validation: ResponseValidation
-    let retryPolicy: RetryPolicy
-    let cachePolicy: CachePolicy
-    let decoder: UncheckedBox<JSONDecoder>?
-    let tags: Set<String>
-    let hooks: Hooks?
+    private let client: Client
+    private let group: APIGroup.Settings?
 
-    /// The settings of `configuration`, with `group`'s where it has them.
-    init(_ configuration: ClientConfiguration, group: APIGroup.Settings?) {
-        guard let group else {
-            baseURL = configuration.baseURL
-            headers = configuration.headers
-            parameterEncoding = configuration.parameterEncoding
-            bodyEncoding = configuration.bodyEncoding
-            timeout = configuration.timeout
-            validation = configuration.validation
-            retryPolicy = configuration.retryPolicy
-            cachePolicy = configuration.cachePolicy
-            decoder = configuration.boxedDecoder
-            tags = []
-            hooks = nil
-            return
-        }
-        baseURL = group.baseURL ?? configuration.baseURL
-        headers = configuration.headers.merging(group.headers) { _, group in group }
-        parameterEncoding = group.parameterEncoding ?? configuration.parameterEncoding
-        bodyEncoding = group.bodyEncoding ?? configuration.bodyEncoding
-        timeout = group.timeout ?? configuration.timeout
-        validation = group.validation ?? configuration.validation
-        retryPolicy = group.retryPolicy ?? configuration.retryPolicy
-        cachePolicy = group.cachePolicy ?? configuration.cachePolicy
-        decoder = group.boxedDecoder ?? configuration.boxedDecoder
-        tags = group.tags
-        hooks = group.hooks
+    /// The settings of `client`, with `group`'s where it has them.
+    init(_ client: Client, group: APIGroup.Settings?) {
+        self.client = client
+        self.group = group
     }
+
+    var baseURL: String? { group?.baseURL ?? client.configuration.baseURL }
+    var headers: [String: String] {
+        guard let group, !group.headers.isEmpty else { return client.configuration.headers }
+        return client.configuration.headers.merging(group.headers) { _, group in group }
+    }
+    var parameterEncoding: ParameterEncoding { group?.parameterEncoding ?? client.configuration.parameterEncoding }
+    var bodyEncoding: BodyEncoding { group?.bodyEncoding ?? client.configuration.bodyEncoding }
+    var timeout: TimeInterval { group?.timeout ?? client.configuration.timeout }
+    var validation: ResponseValidation { group?.validation ?? client.configuration.validation }
+    var retryPolicy: RetryPolicy { group?.retryPolicy ?? client.configuration.retryPolicy }
+    var cachePolicy: CachePolicy { group?.cachePolicy ?? client.configuration.cachePolicy }
+    var decoder: UncheckedBox<JSONDecoder>? { group?.boxedDecoder ?? client.configuration.boxedDecoder }
+    var tags: Set<String> { group?.tags ?? [] }
+    var hooks: Hooks? { group?.hooks }
 }
 
 /// Builds the `URLRequest` for a `Request` under its settings, running the parameter and URL
 /// hooks, or says exactly why it cannot be built.
 enum RequestBuilder {
-    /// The `URLRequest` of `request` as its client (and group) would send it, hooks included.
-    static func makeURLRequest<Value>(_ request: Request<Value>, configuration: ClientConfiguration) throws(TernError) -> URLRequest {
-        let settings = RequestSettings(configuration, group: request.group?.settings)
-        let hooks = request.hooks.isEmpty && (settings.hooks?.isEmpty ?? true) && configuration.hooks.isEmpty
-            ? nil : HookChain(request.hooks, settings.hooks, configuration.hooks)
-        return try makeURLRequest(request, settings: settings, hooks: hooks)
+    /// The `URLRequest` of `request` as `client` (and its group) would send it, hooks included.
+    static func makeURLRequest<Value>(_ request: Request<Value>, client: Client) throws(TernError) -> URLRequest {
+        let settings = RequestSettings(client, group: request.group?.settings)
+        return try makeURLRequest(request, settings: settings, hooks: HookChain(request: request, settings: settings, client: client))
     }
 
     static func makeURLRequest<Value>(_ request: Request<Value>, settings: RequestSettings, hooks: HookChain?) throws(TernError) -> URLRequest {
@@ -69,7 +51,8 @@ enum RequestBuilder {
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = request.timeout ?? settings.timeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-        let headers = request.headers.isEmpty ? settings.headers : settings.headers.merging(request.headers) { _, own in own }
+        let common = settings.headers
+        let headers = request.headers.isEmpty ? common : common.merging(request.headers) { _, own in own }
         for (name, value) in headers {
             try validateHeader(name: name, value: value)
             urlRequest.setValue(value, forHTTPHeaderField: name)

@@ -18,7 +18,7 @@ import Testing
         #expect(revalidated.data == first.data, "a 304 delivers the cached body")
         #expect(try await CacheFixture.hits(key) == (2, 1))
         // The 304 refreshed the entry: its stored time is the refresh's, whatever the machine's speed.
-        let urlRequest = try RequestBuilder.makeURLRequest(CacheFixture.resource(key, etag: "v1"), configuration: client.configuration)
+        let urlRequest = try RequestBuilder.makeURLRequest(CacheFixture.resource(key, etag: "v1"), client: client)
         let cacheKey = try #require(CacheKey(urlRequest, policy: refreshing))
         let storedAt = try #require(client.responseCache.memoryEntry(for: cacheKey)?.storedAt)
         #expect(storedAt >= refreshedAt.addingTimeInterval(-0.001))
