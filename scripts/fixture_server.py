@@ -27,6 +27,9 @@ Loopback only. Endpoints (all GET unless noted):
                             mode=reset resets the connection instead; mode=stall&seconds=S waits S seconds first),
                             then 200 {"key": K, "n": count}
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
+  /huge?announce=N          200 with Content-Length: N, then zero bytes as fast as the client reads, until it hangs up
+  /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body)
+  /basic-401               401 with WWW-Authenticate: Basic and a JSON body (any method)
   /envelope?code=C&message=M  200 {"code": C, "message": M, "data": {"city": "Beijing"}} (any method)
   /session?key=K            counted under K; 200 {"code": 1002, "message": "login required"} until /login?key=K,
                             then {"code": 0, "data": {"n": count}}; /logout?key=K ends the session again
@@ -171,6 +174,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._redirect(route, q)
         if route == "/flaky":
             return self._flaky(q)
+        if route == "/huge":
+            return self._huge(q)
+        if route == "/basic-401":
+            return self._send(401, b'{"error": "need auth", "code": 401}', extra={"WWW-Authenticate": 'Basic realm="fixture"'})
         if route in ("/envelope", "/session", "/login", "/logout") or route.startswith("/auth/"):
             return self._session(route, q)
         if route == "/flaky-times":
@@ -241,6 +248,31 @@ class Handler(BaseHTTPRequestHandler):
                 extra["Retry-After"] = retry_after
             return self._send(int(q.get("status", "503")), json.dumps({"key": key, "n": n, "error": "busy"}).encode(), extra=extra)
         return self._send(200, json.dumps({"key": key, "n": n}).encode())
+
+    def _huge(self, q):
+        # A body too large to buffer: announced (Content-Length) or not (chunked), sent until the
+        # client goes away.
+        block = b"\0" * 65536
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        chunked = bool(q.get("chunked"))
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", q.get("announce", str(2 ** 31)))
+        # URLSession on Linux has been seen to reuse a connection whose body it abandoned on
+        # cancel, reading the rest as the next response ("Received HTTP/0.9"): close it.
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            while True:
+                if chunked:
+                    self.wfile.write(b"%x\r\n" % len(block) + block + b"\r\n")
+                else:
+                    self.wfile.write(block)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
 
     def _count(self, key):
         with COUNTS_LOCK:

@@ -49,6 +49,7 @@ enum Variants {
             ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
             DelegateSessionDriver(configuration: configuration.makeSessionConfiguration()),
             TernDriver(client: Client(configuration: configuration)),
+            TernDriver(name: "tern-streamed", client: Client(baseURL: nil) { $0.responseDelivery = .streamed }),
         ]
         let (cpu, rate) = await interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         for driver in drivers {

@@ -71,4 +71,17 @@ import Testing
         let error = try #require(await client.completionResult(Request<JSON>("http://127.0.0.1:9/nothing")).0.failure)
         #expect(error.underlyingError?.code == .cannotConnectToHost)
     }
+
+    /// Every refused status keeps its body — a 401 Basic refused for want of a credential too
+    /// (it used to arrive with 0 bytes: URLSession drops the buffered body of a cancelled challenge).
+    @Test(arguments: [400, 401, 403, 404, 409, 422, 429, 500, 502, 503])
+    func everyRefusedStatusKeepsItsBody(status: Int) async throws {
+        let request = status == 401
+            ? Request<JSON>("basic-401", timeout: 10)
+            : Request<JSON>("flaky", query: ["key": Fixture.uniqueKey("status-\(status)"), "fail": 1, "status": status], timeout: 10)
+        let error = try #require(await client.completionResult(request).0.failure)
+        #expect(error.statusCode == status)
+        let body = try JSON(data: try #require(error.responseBody))
+        #expect(body["error"] != nil, "status \(status): \(error)")
+    }
 }

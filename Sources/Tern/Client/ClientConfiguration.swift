@@ -67,9 +67,15 @@ public struct ClientConfiguration: Sendable {
     var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
-    /// How the default transport hands over response bodies: `.buffered` (default, fastest) or
-    /// `.streamed` (chunk by chunk through the session delegate).
+    /// How the default transport hands over response bodies: `.streamed` (the default: chunk by
+    /// chunk through the session delegate, so size limits keep memory flat) or `.buffered`
+    /// (whole, through the task's completion handler; see `URLSessionTransport.Delivery`).
     public var responseDelivery: URLSessionTransport.Delivery
+    /// The largest response body a request may receive into memory, in bytes; nil: no limit.
+    /// An announced `Content-Length` above it is refused at once, a longer body is stopped as it
+    /// crosses it, and the request fails with `TernError.responseTooLarge(limit:)`. Downloads to a
+    /// file are not limited. A request may set its own. Default 100 MB.
+    public var maximumResponseSize: Int?
     /// A last chance to adjust the `URLSessionConfiguration` Tern builds (cookies, proxies, …).
     /// Runs once, when the client is created. Default: no change.
     public var configureSession: @Sendable (URLSessionConfiguration) -> Void
@@ -101,7 +107,8 @@ public struct ClientConfiguration: Sendable {
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
-        responseDelivery = .buffered
+        responseDelivery = .streamed
+        maximumResponseSize = 100 << 20
         repeatStrategy = .allow
         oneLineGetStrategy = nil
         identityHeaders = []

@@ -30,6 +30,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
     case redirectFailed(RedirectFailure)
     /// A hook (`name`) rejected the request or its response with its own `error`.
     case rejected(by: String, error: any Error)
+    /// The response body is larger than the request's limit in bytes (`maximumResponseSize`):
+    /// refused on its announced `Content-Length`, or stopped as it crossed the limit.
+    case responseTooLarge(limit: Int)
     /// The server answered, but its body says the call failed: a `ResponseRule` (such as
     /// `BusinessRule`) read this code and message from it; carries the body.
     case business(code: Int, message: String, body: Data)
@@ -207,6 +210,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
             return "Redirect failed: \(failure)"
         case .rejected(let hook, let error):
             return "Rejected by \(hook): \(error)"
+        case .responseTooLarge(let limit):
+            return "The response is larger than the limit of \(limit) bytes"
         case .business(let code, let message, _):
             return "Business error \(code)\(message.isEmpty ? "" : ": \(message)")"
         case .failedAfterRetries(let attempts, let last):

@@ -40,6 +40,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// The headers that tell callers apart when attempts are shared.
     let identityHeaders: Set<String>
     let plan: CachePlan?
+    /// The largest body the request takes, nil for none.
+    let sizeLimit: Int?
     /// The hooks of the request, its group and its client; nil when there are none.
     let hooks: HookChain?
     let cacheHit: CacheHit?
@@ -100,6 +102,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
         self.plan = client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
         self.hooks = hooks
+        let limit = request.maximumResponseSize ?? client.configuration.maximumResponseSize
+        self.sizeLimit = limit == Int.max ? nil : limit
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
@@ -164,7 +168,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// Sends attempt `number` through the transport, or joins an identical shared exchange.
     private func send(_ urlRequest: URLRequest, attempt number: Int) {
-        let exchange = TransportRequest(urlRequest, streamsBody: core.progress != nil)
+        let exchange = TransportRequest(urlRequest, destination: .memory(limit: sizeLimit), streamsBody: core.progress != nil)
         let attempt = Attempt(number: number, sending: exchange, call: self)
         if strategy == .share,
            let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
@@ -321,6 +325,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         switch error.code {
         case .timedOut: .timedOut(after: timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
+        case .dataLengthExceedsMaximum: sizeLimit.map { .responseTooLarge(limit: $0) } ?? .transport(error)
         default: .transport(error)
         }
     }

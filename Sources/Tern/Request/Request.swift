@@ -48,6 +48,9 @@ public struct Request<Value: Sendable>: Sendable {
     /// with a progress handler is streamed chunk by chunk (`URLSessionTransport` switches that
     /// one task to delegate delivery). Never called after the request was cancelled.
     public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// The largest response body this request may receive, in bytes; nil (the default) uses
+    /// the client's `maximumResponseSize`, `Int.max` lifts the limit for this request.
+    public var maximumResponseSize: Int?
     /// How this request uses the client's response cache; nil uses the client's `cachePolicy`.
     public var cachePolicy: CachePolicy?
     /// When this request is tried again after a failure; nil (the default) uses the client's.
@@ -98,6 +101,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.reportsCancellation = nil
         self.progress = nil
         self.cachePolicy = nil
+        self.maximumResponseSize = nil
         self.redirectPolicy = nil
         self.retryPolicy = nil
         self.identityHeaders = []

@@ -61,6 +61,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     /// Cancels `task`, unless its redirect answer is being given right now: then just after.
+    /// Returns at once: `URLSessionTask.cancel()` runs on `cancelling`, because on Linux it can
+    /// block its caller for seconds while the session's queue is busy (a fast large download).
     func cancel(_ task: URLSessionTask, because failure: URLError? = nil) {
         let cancelNow = routes.withLock { routes -> Bool in
             guard var route = routes[task.taskIdentifier] else { return true }
@@ -69,8 +71,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             routes[task.taskIdentifier] = route
             return !route.isAnsweringRedirect
         }
-        if cancelNow { task.cancel() }
+        if cancelNow { Self.cancelling.async { task.cancel() } }
     }
+
+    /// Where tasks are cancelled: never the caller's thread, one at a time.
+    private static let cancelling = DispatchQueue(label: "Tern.URLSessionTransport.cancel", qos: .userInitiated)
 
     /// Cancels every task this delegate routes (the transport is being invalidated).
     func cancelAll() {

@@ -12,11 +12,14 @@ import Foundation
 public final class URLSessionTransport: Transport {
     /// How a response body reaches the client.
     public enum Delivery: Sendable, Equatable {
-        /// Whole, once the response is complete, through the task's completion handler. The
-        /// default: on Linux each delegate event costs a hop through the delegate
-        /// `OperationQueue`, and this path saves two of them per request (see README, Performance).
+        /// Whole, once the response is complete, through the task's completion handler. A size
+        /// limit is checked only when the body is complete (URLSession has buffered all of it by
+        /// then), and on Linux the body of a 401 refused for want of a credential is lost.
         case buffered
-        /// Chunk by chunk as it arrives, through the session delegate: for progress and streaming.
+        /// Chunk by chunk as it arrives, through the session delegate. The default: a size limit
+        /// refuses an announced `Content-Length` at once and stops a longer body as it crosses
+        /// the limit, progress is reported, a 401's body is kept; measured no slower than
+        /// `.buffered` (README, Performance).
         case streamed
     }
 
@@ -32,7 +35,7 @@ public final class URLSessionTransport: Transport {
     ///   - credential: Answers HTTP Basic challenges; without it a 401 is delivered as a response.
     ///   - delivery: `.buffered` (default) or `.streamed`; exchanges that ask for streaming, or
     ///     write their body to a file, are streamed either way.
-    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .buffered) {
+    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed) {
         delegate = SessionDelegate(credential: credential)
         self.delivery = delivery
         let queue = OperationQueue()
