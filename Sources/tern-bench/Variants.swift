@@ -103,3 +103,30 @@ enum HookCost {
         }
     }
 }
+
+/// `--delivery`: Tern with URLSession's buffered (completion handler) and streamed (delegate)
+/// delivery, interleaved: sequential tiny GETs, 64 in flight, and 10 MB downloads; medians.
+enum DeliveryCost {
+    static func run(workloads: Workloads, scale: Double, rounds: Int) async {
+        let drivers: [any Driver] = [
+            TernDriver(name: "buffered", client: Client(baseURL: nil) { $0.responseDelivery = .buffered }),
+            TernDriver(name: "streamed", client: Client(baseURL: nil) { $0.responseDelivery = .streamed }),
+        ]
+        var figures: [String: [Double]] = [:]
+        for driver in drivers { _ = await workloads.sequential(driver, count: 50) }
+        for round in 0..<rounds {
+            for driver in round.isMultiple(of: 2) ? drivers : drivers.reversed() {
+                let seq = await workloads.sequential(driver, count: Int(2_000 * scale))
+                let wide = await workloads.concurrent(driver, count: Int(20_000 * scale), inFlight: 64)
+                let download = await workloads.downloads(driver, count: 20)
+                figures["\(driver.name) seq req/s", default: []].append(seq.metrics["req_per_s"] ?? .nan)
+                figures["\(driver.name) seq cpu µs", default: []].append(seq.metrics["cpu_us_per_req"] ?? .nan)
+                figures["\(driver.name) 64 req/s", default: []].append(wide.metrics["req_per_s"] ?? .nan)
+                figures["\(driver.name) download MB/s", default: []].append(download.metrics["mb_per_s"] ?? .nan)
+            }
+        }
+        for name in figures.keys.sorted() {
+            print(String(format: "%-28@ %9.1f", name as NSString, figures[name]!.median))
+        }
+    }
+}

@@ -17,6 +17,7 @@ struct Options {
     var microThresholds = false
     var variants = false
     var hooks = false
+    var delivery = false
     var cache = false
     var cacheOnly: String?
     var cacheHits = false
@@ -35,6 +36,7 @@ struct Options {
             case "--micro-thresholds": microThresholds = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
             case "--hooks": hooks = true
+            case "--delivery": delivery = true
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -82,6 +84,11 @@ if options.cacheHits {
 }
 
 // Variants mode: the sequential workload through several ways of driving URLSession, and Tern.
+if options.delivery {
+    await DeliveryCost.run(workloads: workloads, scale: options.scale, rounds: options.rounds)
+    exit(0)
+}
+
 if options.hooks {
     await HookCost.run(workloads: workloads, count: options.count(2_000), rounds: options.rounds)
     exit(0)

@@ -6,7 +6,7 @@ import Tern
 // names a real server, such as scripts/weather_server.py.
 
 let usage = """
-usage: weather [--base-url URL] [--data-dir DIR] [command]
+usage: weather [--base-url URL] [--data-dir DIR] [--verbose] [command]
   home (default)        the favourites' current weather, refreshed concurrently
   search TEXT           cities by name, pinyin or province
   search -i             search as you type (stale searches are cancelled)
@@ -27,6 +27,10 @@ var arguments = Array(CommandLine.arguments.dropFirst())
     defer { arguments.removeSubrange(index...index + 1) }
     return arguments[index + 1]
 }
+let verbose = arguments.contains("--verbose")
+arguments.removeAll { $0 == "--verbose" }
+let logger = verbose ? RequestLogger.standardError(level: .debug) : nil
+if verbose { Redaction.shared.parameterNames.insert("device_id") }
 let baseURL = option("--base-url")
 let dataDirectory = option("--data-dir").map { URL(fileURLWithPath: $0) }
 let radarFile = option("--output").map { URL(fileURLWithPath: $0) }
@@ -37,6 +41,8 @@ let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuratio
     // Responses are cached beside the favourites (the home screen reads them first).
     configuration.cacheDirectory = Favourites(directory: dataDirectory).file.deletingLastPathComponent().appendingPathComponent("cache")
     if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
+    // --verbose: the log of every request on standard error (device ID and other secrets redacted).
+    if let logger { configuration.monitors = [logger] }
 }
 WeatherAPI.configure(deviceID: DeviceID.load(beside: Favourites(directory: dataDirectory)))
 let app = WeatherApp(api: api, favourites: Favourites(directory: dataDirectory), isOffline: baseURL == nil)
@@ -67,4 +73,5 @@ case "export-data":
 case "help", "--help", "-h": print(usage); status = 0
 default: print("weather: unknown command \"\(arguments[0])\"\n" + usage); status = 2
 }
+logger?.flush()
 exit(status)

@@ -250,6 +250,25 @@ func readmeTokenRefresh(savedToken: String) -> Client {
     return Client(baseURL: "https://api.example.com") { $0.hooks.authenticate(with: auth) }
 }
 
+func readmeLimits(client: Client) {
+    var download = Request<Data>("exports/all.csv")
+    download.maximumResponseSize = 1 << 30                     // this one may be 1 GB (client default: 100 MB)
+    client.send(download) { result in
+        if case .failure(.responseTooLarge(let limit)) = result { print("over \(limit) bytes: stopped") }
+    }
+}
+
+func readmeMonitoring() throws {
+    Redaction.shared.parameterNames.insert("device_id")      // hidden everywhere, with token, password, sign …
+    let api = Client(baseURL: "https://api.example.com") {
+        $0.monitors = [RequestLogger.standardError(level: .info)]
+    }
+    print(try api.curlCommand(for: Request<JSON>("me", headers: ["Authorization": "Bearer abc"])))
+    // curl \
+    //   'https://api.example.com/me' \
+    //   -H 'Authorization: <redacted>'
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

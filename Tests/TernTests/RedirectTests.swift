@@ -72,7 +72,7 @@ import TernStubs
         }
         #expect(limit == 4)
         #expect(url.path == "/redirect-loop")
-        #expect(seconds < 5)
+        #expect(seconds < 30, "ends long before the 60 s deadline")
         #expect(try await Fixture.count(key) == 5, "the first request and 4 followed redirects")
     }
 

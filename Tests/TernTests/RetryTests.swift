@@ -118,10 +118,10 @@ import Testing
     @Test func anAttemptThatOutlivesItsOwnDeadlineIsRetried() async throws {
         let key = Fixture.uniqueKey("attempt-timeout")
         var policy = RetryPolicy.exponential(maxAttempts: 3, baseDelay: 0.01)
-        policy.attemptTimeout = 0.5
+        policy.attemptTimeout = 2
         let client = try client(policy)
-        // The first attempt stalls for 3 s: its own 0.5 s deadline fails it, the second answers.
-        let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 3]))
+        // The first attempt stalls for 10 s: its own 2 s deadline fails it, the second answers.
+        let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 10]))
         #expect(response.attempt == 2)
         #expect(response.json["n"]?.int == 2)
         // Without a per-attempt deadline, the request's deadline ends the whole request.

@@ -204,6 +204,15 @@ import Testing
                 "\(refused.output)")
     }
 
+    /// `--verbose` logs each request: the URL with the device ID redacted, the status, the time.
+    @Test func verboseShowsTheLogOfEachRequest() async throws {
+        let run = try await Self.run(["--data-dir", Self.dataDirectory(), "--verbose", "detail", "beijing"])
+        #expect(run.status == 0)
+        #expect(run.output.contains("[Tern] #"), "\(run.output)")
+        #expect(run.output.contains("v1/forecast?app_version=2.4&city=101010100&device_id=<redacted> → 200"), "\(run.output)")
+        #expect(run.output.contains("day 5"))
+    }
+
     /// Types `keys` into `weather search -i` through a pseudo-terminal, `gap` seconds a key.
     private func typeIntoInteractiveSearch(_ keys: String, gap: Double) async throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -71,13 +71,15 @@ final class CachePlan: Sendable {
 
     /// Stores a network response when the policy writes, HTTP allows (`Cache-Control: no-store`)
     /// and the store predicate agrees. Runs after decoding, off the transport's thread when it may be slow.
-    func storeIfAllowed<Value>(_ response: Response<Value>) {
+    @discardableResult
+    func storeIfAllowed<Value>(_ response: Response<Value>) -> Bool {
         guard response.source == .network, !policy.write.isEmpty,
-              (200..<300).contains(response.statusCode), response.statusCode != 206 else { return }
-        if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return }
+              (200..<300).contains(response.statusCode), response.statusCode != 206 else { return false }
+        if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return false }
         if let shouldStore = policy.shouldStore,
-           !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value)) { return }
+           !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value)) { return false }
         cache.store(CachedResponse(response.httpResponse, body: response.data, key: key), for: key, in: policy.write)
+        return true
     }
 }
 

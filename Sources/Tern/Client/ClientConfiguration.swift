@@ -39,6 +39,9 @@ public struct ClientConfiguration: Sendable {
     }
     /// The hooks, nil when there are none (read on every request).
     var storedHooks: Hooks?
+    /// Event monitors (a `RequestLogger`, your own `EventMonitor`) told about every request of
+    /// the client, each on its own queue. Default none: no event is even built.
+    public var monitors: [any EventMonitor]
     /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
     public var credential: BasicCredential?
     /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
@@ -67,9 +70,9 @@ public struct ClientConfiguration: Sendable {
     var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
-    /// How the default transport hands over response bodies: `.streamed` (the default: chunk by
-    /// chunk through the session delegate, so size limits keep memory flat) or `.buffered`
-    /// (whole, through the task's completion handler; see `URLSessionTransport.Delivery`).
+    /// How the default transport hands over response bodies: `.buffered` (the default: whole,
+    /// through the task's completion handler, the fastest) or `.streamed` (chunk by chunk through
+    /// the session delegate; see `URLSessionTransport.Delivery`).
     public var responseDelivery: URLSessionTransport.Delivery
     /// The largest response body a request may receive into memory, in bytes; nil: no limit.
     /// An announced `Content-Length` above it is refused at once, a longer body is stopped as it
@@ -103,11 +106,12 @@ public struct ClientConfiguration: Sendable {
         bodyEncoding = .form
         boxedDecoder = nil
         storedHooks = nil
+        monitors = []
         credential = nil
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
-        responseDelivery = .streamed
+        responseDelivery = .buffered
         maximumResponseSize = 100 << 20
         repeatStrategy = .allow
         oneLineGetStrategy = nil

@@ -6,7 +6,7 @@ import Foundation
 /// is `.timedOut` whether URLSession's idle timer or Tern's deadline fired first, a 404 is
 /// `.unacceptableStatus` whether you used a closure, a delegate or `await`.
 /// Thread safety: a value type, safe to share.
-public enum TernError: Error, Sendable, CustomStringConvertible {
+public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The request could not be built; nothing was sent.
     case invalidRequest(InvalidRequestReason)
     /// The transport failed (connection refused, reset, DNS, TLS, …); carries Foundation's error.
@@ -185,8 +185,16 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// A one-line explanation, with the first bytes of the body where there is one.
+    /// A one-line explanation, with the first bytes of the body where there is one; secrets in
+    /// URLs and bodies are redacted (`Redaction.shared`).
     public var description: String {
+        Redaction.shared.text(explanation)
+    }
+
+    /// The same as `description`: redacted, so `String(reflecting:)` and `dump` leak nothing either.
+    public var debugDescription: String { description }
+
+    private var explanation: String {
         switch self {
         case .invalidRequest(let reason):
             return "Invalid request: \(reason)"
@@ -221,7 +229,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible {
 
     private static func preview(_ body: Data) -> String {
         guard !body.isEmpty else { return "" }
-        let text = String(decoding: body.prefix(120), as: UTF8.self)
+        let text = Redaction.shared.body(String(decoding: body.prefix(120), as: UTF8.self))
         return " — body (\(body.count) bytes): \(text)\(body.count > 120 ? "…" : "")"
     }
 }

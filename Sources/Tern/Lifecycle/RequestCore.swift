@@ -138,6 +138,7 @@ final class RequestCore: Sendable {
     /// unless cancellation is silent for it (or `silently` is set). Idempotent, from any phase.
     func cancel(_ reason: TernError.CancellationReason, silently: Bool = false) {
         guard let call = terminate(onlyIfRunning: false, cancellation: reason) else { return }
+        call.cancelled(reason)
         if reportsCancellation && !silently { call.deliverEarly(.cancelled(reason)) }
     }
 
@@ -352,6 +353,8 @@ protocol CallTerminal: AnyObject, Sendable {
     /// Delivers `error`, which ended the request before its attempts did (cancel, timeout, a
     /// failure inside `send`); the right to deliver is already claimed.
     func deliverEarly(_ error: TernError)
+    /// The request was cancelled for `reason` (whether or not that is reported to its callback).
+    func cancelled(_ reason: TernError.CancellationReason)
     /// Attempt `attempt` ran out of its own deadline (`RetryPolicy.attemptTimeout`): it fails
     /// with `TernError.timedOut`, and the decide stage may try again.
     func attemptTimedOut(_ attempt: Int, after seconds: TimeInterval)

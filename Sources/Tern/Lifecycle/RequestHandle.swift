@@ -55,7 +55,7 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     public var isFinished: Bool { phase == .finished }
 
     /// `GET https://… #id (phase)`.
-    public var description: String { "\(method) \(url?.absoluteString ?? "(invalid URL)") #\(id) (\(phase))" }
+    public var description: String { "\(method) \(url == nil ? "(invalid URL)" : Redaction.shared.url(url)) #\(id) (\(phase))" }
 
     /// Cancels the request. Idempotent; a no-op once it has finished.
     public func cancel() {

@@ -26,6 +26,9 @@ final class Attempt: @unchecked Sendable {
         if case .file = request.destination { keepsBody = false }
     }
 
+    /// Bytes of this attempt's response body so far, for monitors.
+    private var received: Int64 = 0
+
     /// The progress reporter of the request, if it has one.
     var progress: ProgressReporter? { call.core.progress }
 
@@ -35,13 +38,20 @@ final class Attempt: @unchecked Sendable {
         case .response(let response):
             head = response
             body = Data()
+            received = 0
             progress?.responseStarted(response)
         case .data(let chunk):
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
             if keepsBody { if body.isEmpty { body = chunk } else { body.append(chunk) } }
             progress?.received(chunk.count)
+            if let monitor = call.monitor {
+                received += Int64(chunk.count)
+                let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
+                monitor.send(.progress(TransferProgress(direction: .download, completedBytes: received, expectedBytes: expected)))
+            }
         case .sentBytes(let total, let expected):
             progress?.sent(total, expected: expected)
+            call.monitor?.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: expected)))
         case .mark(let mark):
             marks.record(mark)
         case .completed(let error):
@@ -82,6 +92,8 @@ struct AttemptMarks: Sendable, Equatable {
 protocol AttemptOwner: AnyObject, Sendable {
     /// The request's lifecycle.
     var core: RequestCore { get }
+    /// Where the request's events go, when its client has monitors.
+    var monitor: MonitorChannel? { get }
     /// The attempt's exchange completed with a response and its body, or failed.
     func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>)
 }

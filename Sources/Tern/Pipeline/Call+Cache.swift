@@ -24,6 +24,7 @@ extension Call {
         plan.remember(entry)
         if let entry { plan.dropIfUseless(entry) }
         let fresh = entry.flatMap { $0.isFresh(maxAge: plan.policy.maxAge) ? $0.raw(.cache) : nil }
+        monitor?.send(fresh == nil ? .cacheMiss : .cacheHit(.cache))
         switch plan.policy.read {
         case .networkOnly:
             startAttempt(urlRequest, after: 0)

@@ -78,6 +78,27 @@ extension Call {
 /// Names a hook that has no name of its own (never: every preprocessor is a `Hook`).
 private struct AnonymousHook: Hook {}
 
+extension Call {
+    /// Tells the monitors how the request ended.
+    func reportFinished(_ result: Result<Response<Value>, TernError>) {
+        guard let monitor else { return }
+        let route = core.route
+        let response = try? result.get()
+        monitor.send(.finished(RequestOutcome(
+            statusCode: response?.statusCode, error: result.failure, source: response?.source,
+            duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
+            attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
+    }
+}
+
+extension Result {
+    /// The error, if this is a failure.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
 extension Response {
     /// The same response with another value (a preprocessor's).
     func replacingValue(_ value: Value) -> Response {

@@ -44,6 +44,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     let sizeLimit: Int?
     /// The hooks of the request, its group and its client; nil when there are none.
     let hooks: HookChain?
+    /// Where the request's events go; nil when the client has no monitors.
+    let monitor: MonitorChannel?
     let cacheHit: CacheHit?
     let completion: Completion
     let started: (date: Date, uptime: UInt64)
@@ -102,6 +104,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
         self.plan = client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
         self.hooks = hooks
+        self.monitor = client.configuration.monitors.isEmpty ? nil
+            : MonitorChannel(monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
         let limit = request.maximumResponseSize ?? client.configuration.maximumResponseSize
         self.sizeLimit = limit == Int.max ? nil : limit
         self.cacheHit = cacheHit
@@ -114,6 +118,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     private func admit() {
         core.begin(self)
+        monitor?.send(.created(urlRequest))
         switch client.admit(core, strategy: strategy) {
         case .duplicate:
             core.cancel(.duplicate)
@@ -168,6 +173,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// Sends attempt `number` through the transport, or joins an identical shared exchange.
     private func send(_ urlRequest: URLRequest, attempt number: Int) {
+        monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
         let exchange = TransportRequest(urlRequest, destination: .memory(limit: sizeLimit), streamsBody: core.progress != nil)
         let attempt = Attempt(number: number, sending: exchange, call: self)
         if strategy == .share,
@@ -185,9 +191,17 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// Attempt `attempt` completed: follow a redirect as the next attempt, or go on with its outcome.
     func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>) {
+        // An attempt of a request that already ended (cancelled, timed out) is not news.
+        if let monitor, core.phase != .finished {
+            switch outcome {
+            case .success(let raw): monitor.send(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
+            case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))
+            }
+        }
         if case .success(let raw) = outcome, let step = redirectStep(after: raw) {
             switch step {
             case .follow(let next, let redirect):
+                monitor?.send(.redirected(redirect))
                 return startAttempt(next, after: attempt.number, following: redirect)
             case .refuse(let error):
                 return finish(.failure(error), attempt: attempt.number)
@@ -226,7 +240,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         case .proceed:
             result = process(outcome, route: route)
             if case .retry(let delay) = decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
-                return retry(after: delay, from: route)
+                return retry(after: delay, from: route, error: result.failure)
             }
         }
         result = preprocess(result, context: context)
@@ -235,8 +249,9 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     }
 
     /// Waits `delay` seconds (cancellable, under the deadline), then makes the next attempt.
-    private func retry(after delay: TimeInterval, from route: RequestCore.Route) {
+    private func retry(after delay: TimeInterval, from route: RequestCore.Route, error: TernError?) {
         guard core.wait(.beforeNextAttempt) else { return }
+        if let monitor, let error { monitor.send(.retrying(attempt: route.attempt, delay: delay, error: error)) }
         Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in
             guard core.resume() else { return }
             startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
@@ -246,6 +261,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Stops the request at `gate` until it restarts it (a new attempt) or drops it (that error).
     private func hold(at gate: RestartGate, after route: RequestCore.Route) {
         guard core.wait(gate.isOneShot ? .credential : .suspended) else { return }
+        monitor?.send(.held(attempt: route.attempt))
         gate.hold(isOver: { [core] in core.phase == .finished }) { [self] outcome in
             switch outcome {
             case .success:
@@ -260,7 +276,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     // MARK: 8. Store
 
     private func store(_ response: Response<Value>) {
-        plan?.storeIfAllowed(response)
+        if plan?.storeIfAllowed(response) == true { monitor?.send(.cacheStored) }
     }
 
     // MARK: 9. Deliver
@@ -285,13 +301,15 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let handle = retainedHandle
         switch claim {
         case .claimed:
+            reportFinished(result)
             run { [self] in if core.isListenedTo { completion(handle ?? core.handle, result) } }
         case .onDelivery:
             run { [self] in
                 if core.lifetime.ownerIsGone {
                     core.cancel(.ownerReleased)
-                } else if core.claim(), core.isListenedTo {
-                    completion(handle ?? core.handle, result)
+                } else if core.claim() {
+                    reportFinished(result)
+                    if core.isListenedTo { completion(handle ?? core.handle, result) }
                 }
             }
         }
@@ -300,6 +318,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Delivers an error that ended the request early (cancel, timeout).
     func deliverEarly(_ error: TernError) {
         deliver(.failure(error), claim: .claimed)
+    }
+
+    /// The request was cancelled (reported or not).
+    func cancelled(_ reason: TernError.CancellationReason) {
+        monitor?.send(.cancelled(reason))
     }
 
     /// Attempt `number` ran out of its own deadline: its outcome is a timeout, decided like any.

@@ -103,3 +103,21 @@ public struct Timing: Sendable, Hashable {
         self.duration = duration
     }
 }
+
+extension Response: CustomStringConvertible, CustomDebugStringConvertible {
+    /// `200 GET https://… — 1234 bytes from network`, secrets in the URL redacted.
+    public var description: String {
+        var text = "\(statusCode) \(request.httpMethod ?? "GET") \(Redaction.shared.url(url ?? request.url)) — \(data.count) bytes from \(source)"
+        if attempt > 1 { text += " (attempt \(attempt))" }
+        return text
+    }
+
+    /// The description plus the request and response headers, secrets redacted.
+    public var debugDescription: String {
+        let redaction = Redaction.shared
+        let sent = redaction.headers(request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { "\n  > \($0.key): \($0.value)" }
+        let received = redaction.headers(httpResponse.allHeaderFields as? [String: String] ?? [:]).sorted { $0.key < $1.key }
+            .map { "\n  < \($0.key): \($0.value)" }
+        return description + sent.joined() + received.joined()
+    }
+}

@@ -35,9 +35,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private let routes = Locked<[Int: Route]>([:])
     private let credential: BasicCredential?
+    /// Checks the announced length of buffered tasks with a size limit while they run.
+    private let watchdog: SendableTimer
+    /// Whether the watchdog is armed (some buffered task with a limit is registered).
+    private let watching = Locked(false)
+
+    /// How often the announced length of buffered tasks is checked against their limit.
+    static let watchInterval: DispatchTimeInterval = .milliseconds(50)
 
     init(credential: BasicCredential?) {
         self.credential = credential
+        watchdog = SendableTimer(source: DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Tern.URLSessionTransport.watchdog")))
+        super.init()
+        watchdog.source.setEventHandler { [weak self] in self?.watch() }
+        watchdog.source.schedule(deadline: .distantFuture)
+        watchdog.source.resume()
+    }
+
+    deinit {
+        watchdog.source.cancel()
     }
 
     /// Routes a task's events; `isStreamed` false: a completion-handler task, whose response and
@@ -52,12 +68,44 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         }
         let route = Route(task: task, events: events, isStreamed: isStreamed, followsRedirects: request.followsRedirects, limit: limit, file: file)
         routes.withLock { $0[task.taskIdentifier] = route }
+        if !isStreamed, limit != nil { startWatching() }
     }
 
-    /// Forgets a completion-handler task; returns whether its challenge was refused (the caller
-    /// then delivers the 401 as a normal response).
-    func unregisterBuffered(_ task: URLSessionTask) -> Bool {
-        routes.withLock { $0.removeValue(forKey: task.taskIdentifier)?.cancelledChallenge ?? false }
+    /// Forgets a completion-handler task: whether its challenge was refused (the caller then
+    /// delivers the 401 as a normal response), and the failure it was cancelled for, if any.
+    func unregisterBuffered(_ task: URLSessionTask) -> (refusedChallenge: Bool, failure: URLError?) {
+        let route = routes.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        return (route?.cancelledChallenge ?? false, route?.failure)
+    }
+
+    /// A completion handler hands over the body only at the end, so the limit of a buffered task
+    /// is checked against the `Content-Length` its response announced, every `watchInterval`
+    /// while it runs; a body that announces nothing is checked when complete. Armed only while
+    /// such tasks exist: no timer on a client without limits or with streamed delivery.
+    private func startWatching() {
+        let arm = watching.withLock { watching -> Bool in
+            defer { watching = true }
+            return !watching
+        }
+        if arm { watchdog.source.schedule(deadline: .now() + Self.watchInterval, repeating: Self.watchInterval, leeway: .milliseconds(10)) }
+    }
+
+    private func watch() {
+        let (watched, anyLeft) = routes.withLock { routes -> ([(URLSessionTask, Int)], Bool) in
+            let watched = routes.values.compactMap { route in
+                !route.isStreamed && !route.cancelRequested ? route.limit.map { (route.task, $0) } : nil
+            }
+            return (watched, !watched.isEmpty)
+        }
+        for (task, limit) in watched where task.countOfBytesExpectedToReceive > Int64(limit) {
+            cancel(task, because: URLError(.dataLengthExceedsMaximum))
+        }
+        if !anyLeft {
+            watching.withLock { $0 = false }
+            watchdog.source.schedule(deadline: .distantFuture)
+            // A task registered between the check and the disarm re-arms the timer itself.
+            if routes.withLock({ $0.values.contains { !$0.isStreamed && $0.limit != nil } }) { startWatching() }
+        }
     }
 
     /// Cancels `task`, unless its redirect answer is being given right now: then just after.

@@ -12,14 +12,14 @@ import Foundation
 public final class URLSessionTransport: Transport {
     /// How a response body reaches the client.
     public enum Delivery: Sendable, Equatable {
-        /// Whole, once the response is complete, through the task's completion handler. A size
-        /// limit is checked only when the body is complete (URLSession has buffered all of it by
-        /// then), and on Linux the body of a 401 refused for want of a credential is lost.
+        /// Whole, once the response is complete, through the task's completion handler. The
+        /// default: on Linux each delegate event costs a hop through the delegate
+        /// `OperationQueue`, and this path saves two of them per request (README, Limits). A size
+        /// limit refuses an announced `Content-Length` within 50 ms (a watchdog reads it while
+        /// the task runs); a body that announces nothing is checked when complete.
         case buffered
-        /// Chunk by chunk as it arrives, through the session delegate. The default: a size limit
-        /// refuses an announced `Content-Length` at once and stops a longer body as it crosses
-        /// the limit, progress is reported, a 401's body is kept; measured no slower than
-        /// `.buffered` (README, Performance).
+        /// Chunk by chunk as it arrives, through the session delegate: for progress, streaming,
+        /// and a size limit that also stops an unannounced body as it crosses it.
         case streamed
     }
 
@@ -35,7 +35,7 @@ public final class URLSessionTransport: Transport {
     ///   - credential: Answers HTTP Basic challenges; without it a 401 is delivered as a response.
     ///   - delivery: `.buffered` (default) or `.streamed`; exchanges that ask for streaming, or
     ///     write their body to a file, are streamed either way.
-    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed) {
+    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .buffered) {
         delegate = SessionDelegate(credential: credential)
         self.delivery = delivery
         let queue = OperationQueue()
@@ -64,10 +64,17 @@ public final class URLSessionTransport: Transport {
             } else {
                 let slot = TaskSlot()
                 let limit: Int? = if case .memory(let limit) = request.destination { limit } else { nil }
-                task = makeTask(urlRequest, body: request.body) { [delegate] data, response, error in
-                    let refusedChallenge = slot.task.map { delegate.unregisterBuffered($0) } ?? false
+                task = makeTask(urlRequest, body: request.body) { [weak self, delegate] data, response, error in
+                    let (refusedChallenge, failure) = slot.task.map { delegate.unregisterBuffered($0) } ?? (false, nil)
+                    if refusedChallenge, Self.isIdempotent(request.urlRequest), let self {
+                        // URLSession drops the body of a buffered task whose challenge was
+                        // refused; the same request, streamed, keeps it (refused the same way).
+                        var streamed = request
+                        streamed.streamsBody = true
+                        if self.start(streamed, events: events) != nil { return }
+                    }
                     Self.deliver(data: data, response: refusedChallenge ? slot.task?.response : response,
-                                 error: refusedChallenge ? nil : error, limit: limit, to: events)
+                                 error: refusedChallenge ? nil : failure ?? error, limit: limit, to: events)
                 }
                 slot.task = task
             }
@@ -89,6 +96,11 @@ public final class URLSessionTransport: Transport {
         var request = request
         if case .data(let data) = body { request.httpBody = data }
         return completion.map { session.dataTask(with: request, completionHandler: $0) } ?? session.dataTask(with: request)
+    }
+
+    /// Whether sending `request` twice is harmless (RFC 9110 idempotent methods).
+    private static func isIdempotent(_ request: URLRequest) -> Bool {
+        ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"].contains(request.httpMethod?.uppercased() ?? "GET")
     }
 
     /// Turns a completion handler's arguments into transport events.

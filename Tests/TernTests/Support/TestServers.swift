@@ -73,10 +73,6 @@ final class RecordingDelegate: RequestDelegate, @unchecked Sendable {
 }
 
 extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
     var success: Success? {
         if case .success(let value) = self { return value }
         return nil
