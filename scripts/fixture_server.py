@@ -29,6 +29,10 @@ Loopback only. Endpoints (all GET unless noted):
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
   /huge?announce=N          200 with Content-Length: N, then zero bytes as fast as the client reads, until it hangs up
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body)
+  /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
+  /bad-chunked              chunked encoding with a chunk size that is not hexadecimal
+  /wrong-type               200, text/html body (for requests that expect JSON)
+  /huge-headers             200 with about 1 MB of response headers
   /basic-401               401 with WWW-Authenticate: Basic and a JSON body (any method)
   /envelope?code=C&message=M  200 {"code": C, "message": M, "data": {"city": "Beijing"}} (any method)
   /session?key=K            counted under K; 200 {"code": 1002, "message": "login required"} until /login?key=K,
@@ -174,6 +178,40 @@ class Handler(BaseHTTPRequestHandler):
             return self._redirect(route, q)
         if route == "/flaky":
             return self._flaky(q)
+        if route == "/reset-body":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"[" + b"1," * 49 + b"1")
+            self.wfile.flush()
+            time.sleep(0.05)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
+        if route == "/bad-chunked":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"4\r\n[1,2\r\nzz\r\n]\r\n0\r\n\r\n")
+            self.close_connection = True
+            return
+        if route == "/wrong-type":
+            return self._send(200, b"<html><body>maintenance</body></html>", content_type="text/html")
+        if route == "/huge-headers":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            for i in range(1024):
+                self.send_header("X-Filler-%d" % i, "x" * 1000)
+            self.send_header("Content-Length", "2")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"{}")
+            self.close_connection = True
+            return
         if route == "/huge":
             return self._huge(q)
         if route == "/basic-401":
