@@ -12,6 +12,8 @@ for argument in "$@"; do
     if [ "$argument" = --compare ]; then compare=true; else args+=("$argument"); fi
 done
 
+# glibc's default of one malloc arena per thread makes RSS mostly a measure of arenas.
+export MALLOC_ARENA_MAX=2
 swift build -c release --product tern-soak >/dev/null
 bin="$(swift build -c release --show-bin-path)/tern-soak"
 

@@ -5,10 +5,13 @@ import FoundationNetworking
 import Tern
 
 // tern-soak: many requests through one client against the fixture server, a mix of redirects
-// (301/302/303/307/308, a loop, cross-origin), faults (resets, truncated and malformed bodies,
-// stalls) and plain responses, with random cancels from several threads and short deadlines.
-// Checks that the process survives, that every request ends exactly once and that the registry
-// ends empty; reports the RSS growth. `--raw` runs the same mix through a raw URLSession (no
+// (301/302/303/307/308, a loop, cross-origin), faults (resets before and inside the body,
+// truncated, malformed and mis-typed bodies, broken chunked encoding, stalls, 401 Basic, a 2 GB
+// Content-Length against a limit), cached requests in every read mode, repeat strategies and
+// plain responses, with random cancels from several threads and short deadlines. Checks that
+// the process survives, that every request ends exactly once, that the registry ends empty and
+// that the cache left no temporary file; reports the RSS growth (scripts/soak.sh runs it with
+// MALLOC_ARENA_MAX=2). `--raw` runs the same mix through a raw URLSession (no
 // delegate: with one, cancelling during a redirect crashes FoundationNetworking on Linux).
 // Run it with scripts/soak.sh, which starts the fixture server.
 
@@ -44,6 +47,9 @@ struct Job: Sendable {
     let body: Data?
     let cancelAfter: Double?
     let timeout: Double?
+    var strategy: RepeatStrategy = .allow
+    var cache: CachePolicy?
+    var limit: Int?
 }
 
 /// Builds the mix: half plain, a third redirects, the rest faults; every 11th cancelled.
@@ -64,16 +70,28 @@ func makeJob(_ index: Int, base: String, random: inout SplitMix) -> Job {
     case 74..<79: path = "/redirect?status=302&to=" + (crossOrigin + "/json").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     case 79..<81: path = "/redirect-chain?n=3"
     case 81..<82: path = "/redirect-loop?key=soak"
-    case 82..<86: path = "/reset"
-    case 86..<89: path = "/truncated"
-    case 89..<92: path = "/malformed-json"
-    case 92..<95: path = "/stall?seconds=0.3"; timeout = 0.1
-    case 95..<97: path = "/stall-body?seconds=0.3"; timeout = 0.15
-    default: path = "/drip?chunks=3&interval=0.01"
+    case 82..<84: path = "/reset"
+    case 84..<85: path = "/reset-body"
+    case 85..<87: path = "/truncated"
+    case 87..<89: path = "/malformed-json"
+    case 89..<90: path = "/bad-chunked"
+    case 90..<91: path = "/basic-401"
+    case 91..<93: path = "/stall?seconds=0.3"; timeout = 0.1
+    case 93..<94: path = "/stall-body?seconds=0.3"; timeout = 0.15
+    case 94..<95: path = "/drip?chunks=3&interval=0.01"
+    default: path = "/cached?key=soak-\(index % 64)&etag=e\(index % 3)"
     }
     if timeout == nil, random.next(20) == 0 { timeout = 0.02 + Double(random.next(100)) / 1000 }
     let cancelAfter = index % 11 == 0 ? Double(random.next(21)) / 1000 : nil
-    return Job(path: path, method: method, body: body, cancelAfter: cancelAfter, timeout: timeout)
+    var job = Job(path: path, method: method, body: body, cancelAfter: cancelAfter, timeout: timeout)
+    if roll >= 95 {
+        let modes: [CachePolicy.ReadMode] = [.networkOnly, .cacheElseNetwork, .cacheThenNetwork, .cacheOnly]
+        let writes: [CachePolicy.Write] = [.memory, .disk, .both]
+        job.cache = CachePolicy(read: modes[random.next(modes.count)], write: writes[random.next(writes.count)], maxAge: 0.5)
+    }
+    if method == "GET", random.next(5) == 0 { job.strategy = [.share, .cancelOlder, .ignoreNewer][random.next(3)] }
+    if index % 1_000 == 999 { job = Job(path: "/huge?announce=2147483648", method: "GET", body: nil, cancelAfter: nil, timeout: 10, limit: 1 << 20) }
+    return job
 }
 
 /// A small seeded generator, so a failing mix can be replayed.
@@ -131,10 +149,12 @@ func ended(_ index: Int, _ kind: String) {
 }
 
 let runner = options.raw ? RawRunner(base: options.baseURL) : nil
+let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-soak-\(UUID().uuidString)")
 let client = Client(baseURL: options.baseURL) {
     $0.callbackQueue = .queue(callbacks)
     $0.maximumConnectionsPerHost = options.inFlight
     $0.timeout = 30
+    $0.cacheDirectory = cacheDirectory
 }
 
 let warmup = min(1_000, options.count / 10)
@@ -151,6 +171,9 @@ for (index, job) in jobs.enumerated() {
     var request = Request<Data>(job.path, method: HTTPMethod(rawValue: job.method), headers: ["Authorization": "Bearer soak"])
     if let body = job.body { request.body = .data(body, contentType: "application/json") }
     request.timeout = job.timeout
+    request.repeatStrategy = job.strategy
+    request.cachePolicy = job.cache
+    request.maximumResponseSize = job.limit
     let handle = client.send(request) { result in
         switch result {
         case .success(let response): ended(index, "\(response.statusCode)")
@@ -169,8 +192,10 @@ let missing = counts.filter { $0 == 0 }.count
 let doubled = counts.filter { $0 > 1 }.count
 let running = options.raw ? 0 : client.runningRequests.count
 let rss = residentMegabytes()
+let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("tmp").path))?.count ?? 0
+try? FileManager.default.removeItem(at: cacheDirectory)
 print("tern-soak \(options.raw ? "raw URLSession" : "Tern"): \(options.count) requests, \(options.inFlight) in flight, \(String(format: "%.1f", seconds)) s (\(Int(Double(options.count) / seconds)) req/s)")
-print("ended once: \(counts.count - missing - doubled), missing: \(missing), doubled: \(doubled), still registered: \(running)")
+print("ended once: \(counts.count - missing - doubled), missing: \(missing), doubled: \(doubled), still registered: \(running), cache temp files left: \(leftovers)")
 print(String(format: "RSS: %.1f MB after warm-up, %.1f MB at the end (+%.1f MB)", rssAfterWarmup, rss, rss - rssAfterWarmup))
 print("outcomes: " + kinds.withLock { $0 }.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-exit(missing == 0 && doubled == 0 && running == 0 ? 0 : 1)
+exit(missing == 0 && doubled == 0 && running == 0 && leftovers == 0 ? 0 : 1)

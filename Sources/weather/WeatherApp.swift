@@ -12,6 +12,9 @@ struct WeatherApp {
     /// server cannot be reached, the cached values are shown marked as stale.
     func home() async -> Int32 {
         print(isOffline ? "Tern weather — offline demo data (use --base-url URL for a real server)" : "Tern weather — \(api.configuration.baseURL ?? "")")
+        if !isOffline, !NetworkMonitor.system.status.isReachable {
+            print("⚠ This device is offline: cached weather is shown where there is some.")
+        }
         let ids = favourites.load()
         let started = Date()
         let screens = HomeScreens(count: ids.count)

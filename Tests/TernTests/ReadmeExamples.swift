@@ -269,6 +269,17 @@ func readmeMonitoring() throws {
     //   -H 'Authorization: <redacted>'
 }
 
+func readmeNetworkStatus() async {
+    let api = Client(baseURL: "https://api.example.com") {
+        $0.networkMonitor = .system
+        $0.offlineBehavior = .failFast                         // or .waitForConnectivity (within the deadline)
+    }
+    for await status in NetworkMonitor.system.updates.prefix(2) {
+        print(status.isReachable ? "online" : "offline — showing cached data")
+    }
+    _ = api
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -42,6 +42,14 @@ public struct ClientConfiguration: Sendable {
     /// Event monitors (a `RequestLogger`, your own `EventMonitor`) told about every request of
     /// the client, each on its own queue. Default none: no event is even built.
     public var monitors: [any EventMonitor]
+    /// The connectivity monitor `offlineBehavior` consults (e.g. `NetworkMonitor.system`).
+    /// Default nil: requests are sent without asking.
+    public var networkMonitor: NetworkMonitor?
+    /// What an attempt does when `networkMonitor` says the device is offline: `.send` anyway (the
+    /// default), `.failFast` with `TernError.transport(URLError(.notConnectedToInternet))` at once
+    /// (a cached entry still answers with `servesStaleOnError`, the retry policy still applies),
+    /// or `.waitForConnectivity` within the request's deadline.
+    public var offlineBehavior: OfflineBehavior
     /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
     public var credential: BasicCredential?
     /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
@@ -107,6 +115,8 @@ public struct ClientConfiguration: Sendable {
         boxedDecoder = nil
         storedHooks = nil
         monitors = []
+        networkMonitor = nil
+        offlineBehavior = .send
         credential = nil
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
@@ -169,4 +179,15 @@ public struct BasicCredential: Sendable, Hashable {
         self.user = user
         self.password = password
     }
+}
+
+/// What an attempt does while the client's `networkMonitor` says the device is offline.
+/// Thread safety: a value type, safe to share.
+public enum OfflineBehavior: Sendable, Equatable {
+    /// Send anyway; the transport reports what happens. The default.
+    case send
+    /// Fail the attempt at once with `URLError(.notConnectedToInternet)`, without waiting for a timeout.
+    case failFast
+    /// Hold the attempt until the network is back, within the request's deadline.
+    case waitForConnectivity
 }

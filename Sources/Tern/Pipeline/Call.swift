@@ -173,6 +173,10 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// Sends attempt `number` through the transport, or joins an identical shared exchange.
     private func send(_ urlRequest: URLRequest, attempt number: Int) {
+        if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
+           !network.status.isReachable {
+            return sendOffline(urlRequest, attempt: number, network: network)
+        }
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
         let exchange = TransportRequest(urlRequest, destination: .memory(limit: sizeLimit), streamsBody: core.progress != nil)
         let attempt = Attempt(number: number, sending: exchange, call: self)
@@ -184,6 +188,20 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         } else {
             // The transport was invalidated after `send` checked.
             core.fail(.clientInvalidated)
+        }
+    }
+
+    /// Attempt `number` meets an offline device: fails at once, or waits for the network.
+    private func sendOffline(_ urlRequest: URLRequest, attempt number: Int, network: NetworkMonitor) {
+        switch client.configuration.offlineBehavior {
+        case .failFast, .send:
+            let attempt = Attempt(number: number, sending: TransportRequest(urlRequest), call: self)
+            attemptFinished(attempt, .failure(URLError(.notConnectedToInternet)))
+        case .waitForConnectivity:
+            network.whenReachable { [self] in
+                // Still this attempt's turn (not cancelled or timed out meanwhile)?
+                if core.adapted(urlRequest, attempt: number) { send(urlRequest, attempt: number) }
+            }
         }
     }
 
