@@ -5,7 +5,7 @@ import Testing
 /// Every fault of the fixture server, in every callback style (closure, success/failure,
 /// delegate, async): each ends in its documented typed error — or a correct result — within its
 /// timeout, exactly once, with no crash or hang, and leaves nothing running.
-@Suite struct FaultInjectionTests {
+@Suite(.serialized) struct FaultInjectionTests {
     /// A fault: the request that meets it and what its one outcome must be.
     struct Fault: Sendable, CustomTestStringConvertible {
         let name: String

@@ -78,9 +78,10 @@ public struct ClientConfiguration: Sendable {
     var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
-    /// How the default transport hands over response bodies: `.buffered` (the default: whole,
-    /// through the task's completion handler, the fastest) or `.streamed` (chunk by chunk through
-    /// the session delegate; see `URLSessionTransport.Delivery`).
+    /// How the default transport hands over response bodies: `.streamed` (the default: chunk by
+    /// chunk through the session delegate, so the size limit holds under any load) or
+    /// `.buffered` (whole, through the task's completion handler: faster on Linux, but limits are
+    /// weaker; see `URLSessionTransport.Delivery` and the README's Limits).
     public var responseDelivery: URLSessionTransport.Delivery
     /// The largest response body a request may receive into memory, in bytes; nil: no limit.
     /// An announced `Content-Length` above it is refused at once, a longer body is stopped as it
@@ -121,7 +122,7 @@ public struct ClientConfiguration: Sendable {
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
-        responseDelivery = .buffered
+        responseDelivery = .streamed
         maximumResponseSize = 100 << 20
         repeatStrategy = .allow
         oneLineGetStrategy = nil

@@ -12,14 +12,16 @@ import Foundation
 public final class URLSessionTransport: Transport {
     /// How a response body reaches the client.
     public enum Delivery: Sendable, Equatable {
-        /// Whole, once the response is complete, through the task's completion handler. The
-        /// default: on Linux each delegate event costs a hop through the delegate
-        /// `OperationQueue`, and this path saves two of them per request (README, Limits). A size
-        /// limit refuses an announced `Content-Length` within 50 ms (a watchdog reads it while
-        /// the task runs); a body that announces nothing is checked when complete.
+        /// Whole, once the response is complete, through the task's completion handler: on Linux
+        /// each delegate event costs a hop through the delegate `OperationQueue`, and this path
+        /// saves two of them per request (README, Limits). But a size limit can only be checked
+        /// against the `Content-Length` the task announces, by a watchdog every 50 ms, which
+        /// URLSession can hold up under load; a body that announces nothing is checked when
+        /// complete.
         case buffered
-        /// Chunk by chunk as it arrives, through the session delegate: for progress, streaming,
-        /// and a size limit that also stops an unannounced body as it crosses it.
+        /// Chunk by chunk as it arrives, through the session delegate. The default: a size limit
+        /// refuses an announced `Content-Length` as the head arrives and stops any longer body as
+        /// it crosses the limit, under any load; progress is reported; a 401's body is kept.
         case streamed
     }
 
@@ -35,7 +37,7 @@ public final class URLSessionTransport: Transport {
     ///   - credential: Answers HTTP Basic challenges; without it a 401 is delivered as a response.
     ///   - delivery: `.buffered` (default) or `.streamed`; exchanges that ask for streaming, or
     ///     write their body to a file, are streamed either way.
-    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .buffered) {
+    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed) {
         delegate = SessionDelegate(credential: credential)
         self.delivery = delivery
         let queue = OperationQueue()
