@@ -67,12 +67,15 @@ import Testing
     @Test func heldRequestsAreSentAgainWhenTheGateRestartsThem() async throws {
         let login = RestartGate()
         let key = Fixture.uniqueKey("session")
-        let client = try client { $0.hooks.rules = [BusinessRule(holding: [1002: login])]; $0.timeout = 2 }
+        let client = try client { $0.hooks.rules = [BusinessRule(holding: [1002: login])] }
         let outcomes = Outcomes()
-        let handles = (0..<10).map { index in client.send(Request<JSON>("session", query: ["key": key])) { outcomes.record(index, $0) } }
+        // A 4 s deadline: room for a loaded machine to get the first answer, then held longer.
+        let handles = (0..<10).map { index in
+            client.send(Request<JSON>("session", query: ["key": key], timeout: 4)) { outcomes.record(index, $0) }
+        }
         try await waitUntil { login.heldCount == 10 }
-        // Held longer than the request's 2 s deadline: the deadline is suspended while held.
-        try await Task.sleep(milliseconds: 2500)
+        // Held longer than the request's deadline: the deadline is suspended while held.
+        try await Task.sleep(milliseconds: 4500)
         #expect(outcomes.all.isEmpty)
         #expect(handles.allSatisfy { $0.phase == .running })
         _ = try await client.send(Request<JSON>("login", query: ["key": key]))
