@@ -305,9 +305,9 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         try:
             while True:
-                # About 200 MB/s per connection: fast, but a pause lets the other fixture
+                # About 60 MB/s per connection: fast, but a pause lets the other fixture
                 # threads run (one Python process serves every test).
-                time.sleep(0.0003)
+                time.sleep(0.001)
                 if chunked:
                     self.wfile.write(b"%x\r\n" % len(block) + block + b"\r\n")
                 else:

@@ -125,6 +125,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     /// Where tasks are cancelled: never the caller's thread, one at a time.
     private static let cancelling = DispatchQueue(label: "Tern.URLSessionTransport.cancel", qos: .userInitiated)
 
+    /// Ends a streamed task's exchange with `failure` now, then cancels the task: the exchange
+    /// does not wait for `URLSessionTask.cancel()`, which on Linux can take seconds under load
+    /// (and waits behind other cancels on `cancelling`). Called from a response or data event of
+    /// the task, never during its redirect; its later events find no route and are dropped.
+    private func end(_ task: URLSessionTask, with failure: URLError) {
+        guard let route = routes.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        _ = route.file?.finish()
+        route.events(.completed(failure))
+        Self.cancelling.async { task.cancel() }
+    }
+
     /// Cancels every task this delegate routes (the transport is being invalidated).
     func cancelAll() {
         routes.withLock { $0.values.map(\.task) }.forEach { cancel($0) }
@@ -173,8 +184,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             return (route, route.limit.map { http.expectedContentLength > Int64($0) } ?? false)
         }
         guard let route else { return }
-        if tooLarge { return cancel(dataTask, because: URLError(.dataLengthExceedsMaximum)) }
-        if let file = route.file, let error = file.begin() { return cancel(dataTask, because: error) }
+        if tooLarge { return end(dataTask, with: URLError(.dataLengthExceedsMaximum)) }
+        if let file = route.file, let error = file.begin() { return end(dataTask, with: error) }
         route.events(.response(http))
     }
 
@@ -186,8 +197,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             return (route, route.limit.map { route.received > $0 } ?? false)
         }
         guard let route else { return }
-        if tooLarge { return cancel(dataTask, because: URLError(.dataLengthExceedsMaximum)) }
-        if let error = route.file?.write(data) { return cancel(dataTask, because: error) }
+        if tooLarge { return end(dataTask, with: URLError(.dataLengthExceedsMaximum)) }
+        if let error = route.file?.write(data) { return end(dataTask, with: error) }
         route.events(.data(data))
     }
 
