@@ -8,7 +8,16 @@ import Network
 public struct NetworkStatus: Sendable, Equatable {
     /// The kind of an interface, where the platform says.
     public enum InterfaceKind: Sendable, Equatable {
-        case wifi, cellular, wired, loopback, other
+        /// Wi-Fi (a wireless interface on Linux).
+        case wifi
+        /// A cellular modem (Apple platforms).
+        case cellular
+        /// Ethernet (on Linux, an interface named `e…`).
+        case wired
+        /// The loopback interface.
+        case loopback
+        /// Anything else (a VPN, a bridge, a virtual interface).
+        case other
     }
 
     /// Whether traffic can leave the device: an interface other than loopback is up and there

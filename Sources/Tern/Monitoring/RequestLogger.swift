@@ -17,7 +17,14 @@ import os
 public struct RequestLogger: EventMonitor {
     /// How much is logged.
     public enum Level: Int, Sendable, Comparable {
-        case error, info, debug, trace
+        /// Failed requests (not cancellations).
+        case error
+        /// One line per finished or cancelled request.
+        case info
+        /// Also each attempt, redirect, retry, hold and cache event, with headers.
+        case debug
+        /// Also progress and bodies (truncated).
+        case trace
         /// Orders levels from `.error` (least) to `.trace` (most).
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
