@@ -138,6 +138,8 @@ import Testing
               -H 'Content-Type: application/x-www-form-urlencoded; charset=utf-8' \\
               --data-binary 'password=<redacted>&user=ann'
             """)
+        let json = try client.curlCommand(for: Request<JSON>("token", method: .post, body: .json(["refresh_token": "secret-r", "user": "ann"])))
+        #expect(json.contains(#""refresh_token":"<redacted>""#) && json.contains("ann") && !json.contains("secret-r"), "\(json)")
         let revealed = try client.curlCommand(for: login, redaction: .none)
         #expect(revealed.contains("'Authorization: Bearer secret'") && revealed.contains(#"password=pw%27s"#))
     }

@@ -10,11 +10,9 @@ extension Client {
     /// client's).
     public func removeCachedResponse<Value>(for request: some RequestConvertible<Value>) {
         let request = request.makeRequest()
-        let settings = RequestSettings(self, group: request.group?.settings)
-        var policy = request.cachePolicy ?? settings.cachePolicy
+        var policy = cachePolicy(for: request)
         if !policy.isActive { policy = CachePolicy(write: .both) }
-        guard let urlRequest = try? RequestBuilder.makeURLRequest(request, settings: settings,
-                                                                  hooks: HookChain(request: request, settings: settings, client: self)),
+        guard let urlRequest = try? RequestBuilder.makeURLRequest(request, client: self),
               let plan = cachePlan(for: request, urlRequest, policy: policy) else { return }
         responseCache.remove(plan.key)
     }

@@ -8,15 +8,11 @@ extension URLRequest {
         let method = httpMethod ?? "GET"
         if method != "GET" { parts.append("-X \(method)") }
         parts.append(Self.quoted(redaction.url(url)))
-        for (name, value) in redaction.headers(allHTTPHeaderFields ?? [:]).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+        for (name, value) in redaction.sortedHeaders(allHTTPHeaderFields ?? [:]) {
             parts.append("-H " + Self.quoted("\(name): \(value)"))
         }
         if let body = httpBody, !body.isEmpty {
-            var text = String(decoding: body, as: UTF8.self)
-            if value(forHTTPHeaderField: "Content-Type")?.hasPrefix("application/x-www-form-urlencoded") == true {
-                text = redaction.query(text)
-            }
-            parts.append("--data-binary " + Self.quoted(text))
+            parts.append("--data-binary " + Self.quoted(redaction.body(body, contentType: value(forHTTPHeaderField: "Content-Type"))))
         }
         return parts.joined(separator: " \\\n  ")
     }

@@ -79,6 +79,18 @@ public struct Redaction: Sendable, Equatable {
         }.joined(separator: "&")
     }
 
+    /// The headers with secret values replaced, sorted by name (case-insensitively), for display.
+    func sortedHeaders(_ headers: [String: String]) -> [(name: String, value: String)] {
+        self.headers(headers).sorted { $0.key.lowercased() < $1.key.lowercased() }.map { ($0.key, $0.value) }
+    }
+
+    /// `body` as text with secret values replaced: a form body pair by pair (`query`), anything
+    /// else as `body(_:)` does.
+    func body(_ body: Data, contentType: String?) -> String {
+        let text = String(decoding: body, as: UTF8.self)
+        return contentType?.hasPrefix("application/x-www-form-urlencoded") == true ? query(text) : self.body(text)
+    }
+
     /// A body shown as text (a log line, an error's preview) with the values of secret names
     /// replaced: JSON string and number values (`"token": "…"`) and form pairs (`token=…`).
     public func body(_ text: String) -> String {

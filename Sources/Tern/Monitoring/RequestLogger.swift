@@ -144,18 +144,12 @@ public struct RequestLogger: EventMonitor {
 
     private func headers(_ headers: [String: String]?, _ redaction: Redaction) -> String {
         guard level >= .debug, let headers, !headers.isEmpty else { return "" }
-        return redaction.headers(headers).sorted { $0.key.lowercased() < $1.key.lowercased() }
-            .map { "\n  \($0.key): \($0.value)" }.joined()
+        return redaction.sortedHeaders(headers).map { "\n  \($0.name): \($0.value)" }.joined()
     }
 
     private func shown(_ body: Data, form request: URLRequest?, _ redaction: Redaction) -> String {
-        var text = String(decoding: body.prefix(bodyLimit), as: UTF8.self)
-        if let type = request?.value(forHTTPHeaderField: "Content-Type"), type.hasPrefix("application/x-www-form-urlencoded") {
-            text = redaction.query(text)
-        } else {
-            text = redaction.body(text)
-        }
-        return text + (body.count > bodyLimit ? "… (\(body.count) bytes)" : "")
+        redaction.body(body.prefix(bodyLimit), contentType: request?.value(forHTTPHeaderField: "Content-Type"))
+            + (body.count > bodyLimit ? "… (\(body.count) bytes)" : "")
     }
 
     static func size(_ bytes: Int) -> String {

@@ -40,7 +40,7 @@ extension Call {
     /// `result` after the background preprocessors.
     func preprocess(_ result: Result<Response<Value>, TernError>, context: ResponseContext?) -> Result<Response<Value>, TernError> {
         guard let preprocessors = hooks?.preprocessors, !preprocessors.isEmpty else { return result }
-        return Self.fold(result, context: context, through: preprocessors,
+        return Self.fold(result, context: context, through: preprocessors, named: { $0 },
                          success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
     }
 
@@ -48,35 +48,33 @@ extension Call {
     @MainActor
     static func preprocessOnMain(_ result: Result<Response<Value>, TernError>, context: ResponseContext?,
                                  with preprocessors: [any MainThreadResponsePreprocessor]) -> Result<Response<Value>, TernError> {
-        fold(result, context: context, through: preprocessors,
+        fold(result, context: context, through: preprocessors, named: { $0 },
              success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
     }
 
     /// Passes `result` through each of `hooks` in turn: a success through `success` (a throw
-    /// makes it a failure), a failure through `failure`. Runs on the caller's thread.
+    /// makes it a failure named after the hook), a failure through `failure`. Runs on the caller's thread.
     private static func fold<Hooked>(_ result: Result<Response<Value>, TernError>, context: ResponseContext?, through hooks: [Hooked],
+                                     named hook: (Hooked) -> any Hook,
                                      success: (Hooked, Value, ResponseContext) throws -> Value,
                                      failure: (Hooked, TernError, ResponseContext?) -> TernError) -> Result<Response<Value>, TernError> {
         var result = result
-        for hook in hooks {
+        for each in hooks {
             switch result {
             case .success(let response):
                 guard let context else { continue }
                 do {
-                    result = .success(response.replacingValue(try success(hook, response.value, context)))
+                    result = .success(response.replacingValue(try success(each, response.value, context)))
                 } catch {
-                    result = .failure(.fromHook(hook as? any Hook ?? AnonymousHook(), error))
+                    result = .failure(.fromHook(hook(each), error))
                 }
             case .failure(let error):
-                result = .failure(failure(hook, error, context))
+                result = .failure(failure(each, error, context))
             }
         }
         return result
     }
 }
-
-/// Names a hook that has no name of its own (never: every preprocessor is a `Hook`).
-private struct AnonymousHook: Hook {}
 
 extension Call {
     /// Tells the monitors how the request ended.

@@ -270,10 +270,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     private func retry(after delay: TimeInterval, from route: RequestCore.Route, error: TernError?) {
         guard core.wait(.beforeNextAttempt) else { return }
         if let monitor, let error { monitor.send(.retrying(attempt: route.attempt, delay: delay, error: error)) }
-        Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in
-            guard core.resume() else { return }
-            startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
-        }
+        Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in startOver(after: route) }
     }
 
     /// Stops the request at `gate` until it restarts it (a new attempt) or drops it (that error).
@@ -282,13 +279,17 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         monitor?.send(.held(attempt: route.attempt))
         gate.hold(isOver: { [core] in core.phase == .finished }) { [self] outcome in
             switch outcome {
-            case .success:
-                guard core.resume() else { return }
-                startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
-            case .failure(let error):
-                core.fail(error)
+            case .success: startOver(after: route)
+            case .failure(let error): core.fail(error)
             }
         }
+    }
+
+    /// The wait after `route`'s attempt is over: the next attempt sends that request again, as it
+    /// was before its adapters — unless a cancel or the deadline ended the request meanwhile.
+    private func startOver(after route: RequestCore.Route) {
+        guard core.resume() else { return }
+        startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
     }
 
     // MARK: 8. Store
