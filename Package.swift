@@ -23,6 +23,8 @@ let package = Package(
         .executableTarget(name: "tern-soak", dependencies: ["Tern"]),
         // Writes to a disk cache until killed: the crash-safety tests kill it at random moments.
         .executableTarget(name: "tern-cache-writer", dependencies: ["TernCache"]),
+        // Downloads a URL to a file, resumably: the resume tests kill it mid-body and run it again.
+        .executableTarget(name: "tern-download", dependencies: ["Tern"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs", "TernCache"]),
         .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
         .testTarget(name: "TernCacheTests", dependencies: ["TernCache"]),

@@ -41,15 +41,21 @@ Loopback only. Endpoints (all GET unless noted):
                             (counted under K, 401s under "K:401"); K's token is "t0" until refreshed
   /auth/refresh?key=K&fail=1  makes a new token "t<N>" for K and answers {"token": ...} (fail=1: 500),
                             counted under "K:refresh"
+  Transfers (downloads with Range, server-sent events, multipart uploads): see fixture_transfers.py
 """
 import argparse
 import json
+import os
+import sys
 import socket
 import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse, parse_qs
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_transfers  # noqa: E402
 
 
 COUNTS = {}
@@ -218,6 +224,14 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(401, b'{"error": "need auth", "code": 401}', extra={"WWW-Authenticate": 'Basic realm="fixture"'})
         if route in ("/envelope", "/session", "/login", "/logout") or route.startswith("/auth/"):
             return self._session(route, q)
+        if route == "/download":
+            return fixture_transfers.download(self, q)
+        if route == "/download-state":
+            return fixture_transfers.download_state(self, q)
+        if route == "/download-stats":
+            return fixture_transfers.download_stats(self, q)
+        if route == "/sse":
+            return fixture_transfers.sse(self, q)
         if route == "/flaky-times":
             with COUNTS_LOCK:
                 times = list(TIMES.get(q.get("key", ""), []))
@@ -394,11 +408,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._flaky(self._query())
         if route in ("/envelope", "/session") or route.startswith("/auth/"):
             return self._session(route, self._query())
+        if route == "/upload-sizes":
+            return fixture_transfers.upload_sizes(self)
         return self._echo()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _any
 
     def do_HEAD(self):
+        if urlparse(self.path).path == "/download":
+            return fixture_transfers.download(self, self._query())
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "42")

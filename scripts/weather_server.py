@@ -7,7 +7,8 @@ a free one). Endpoints, as the showcase's embedded server:
   GET /v1/weather?city=<id>    {"code": 0, "city": {...}}            (404 for an unknown city)
   GET /v1/forecast?city=<id>   {"code": 0, "city": {...}, "days": [...]}
   GET /v1/search?q=<text>      {"code": 0, "cities": [...]}          (name, pinyin prefix or province)
-  GET /v1/radar                IMAGE (what `weather export-radar IMAGE` wrote), 16 KB every 20 ms
+  GET /v1/radar                IMAGE (what `weather export-radar IMAGE` wrote), 16 KB every 20 ms, with an
+                               ETag; `Range: bytes=N-` with a matching `If-Range` gets the rest (206)
 With --malformed every answer is truncated JSON, to show the app's error message.
 """
 import argparse
@@ -19,6 +20,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+RADAR_ETAG = '"radar-1"'
 
 
 def main():
@@ -79,11 +82,19 @@ def main():
                 return self.answer(200, {"code": 0, "cities": cities})
             if url.path == "/v1/radar" and args.radar:
                 image = open(args.radar, "rb").read()
-                self.send_response(200)
+                first = 0
+                asked = self.headers.get("Range", "")
+                if asked.startswith("bytes=") and asked.endswith("-") and self.headers.get("If-Range") == RADAR_ETAG:
+                    first = int(asked[6:-1]) if asked[6:-1].isdigit() else 0
+                    first = first if first < len(image) else 0
+                self.send_response(206 if first else 200)
                 self.send_header("Content-Type", "image/x-portable-graymap")
-                self.send_header("Content-Length", str(len(image)))
+                self.send_header("Content-Length", str(len(image) - first))
+                self.send_header("ETag", RADAR_ETAG)
+                if first:
+                    self.send_header("Content-Range", "bytes %d-%d/%d" % (first, len(image) - 1, len(image)))
                 self.end_headers()
-                for start in range(0, len(image), 16384):
+                for start in range(first, len(image), 16384):
                     self.wfile.write(image[start:start + 16384])
                     self.wfile.flush()
                     time.sleep(0.02)

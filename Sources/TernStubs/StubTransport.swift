@@ -104,35 +104,55 @@ public final class StubTransport: Transport {
             guard let url = request.url,
                   let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
             else { return task.finish(URLError(.badServerResponse)) }
+            var file: URL?
             switch destination {
             case .memory(let limit?) where response.body.count > limit:
                 return task.finish(URLError(.dataLengthExceedsMaximum))
-            case .file(let file, let offset):
-                if let error = Self.write(response.body, to: file, at: offset) { return task.finish(error) }
-            case .memory:
+            case .file(let url, let offset) where (200..<300).contains(response.status):
+                // Like a transport: a 206 continues at the offset, any other 2xx replaces the file,
+                // and other statuses leave it alone; each piece is written as it is sent.
+                if let error = Self.cut(url, at: response.status == 206 ? offset : 0) { return task.finish(error) }
+                file = url
+            case .file, .memory:
                 break
             }
             guard task.send(.response(http)) else { return }
-            send(Self.split(response.body, into: response.chunks), from: 0, every: response.chunkInterval, to: task)
+            send(Self.split(response.body, into: response.chunks), from: 0, every: response.chunkInterval, writingTo: file, to: task)
         }
     }
 
-    /// Sends the body pieces from `index` on, `interval` seconds apart, then completes.
-    private func send(_ pieces: [Data], from index: Int, every interval: TimeInterval, to task: StubTask) {
+    /// Sends the body pieces from `index` on, `interval` seconds apart (appending each to `file`
+    /// first, if any), then completes.
+    private func send(_ pieces: [Data], from index: Int, every interval: TimeInterval, writingTo file: URL?, to task: StubTask) {
         guard index < pieces.count else { return task.finish(nil) }
+        if let file, !task.isCancelled, let error = Self.append(pieces[index], to: file) { return task.finish(error) }
         guard task.send(.data(pieces[index])) else { return }
         if interval > 0 && index + 1 < pieces.count {
-            task.queue.asyncAfter(deadline: .now() + interval) { [self] in send(pieces, from: index + 1, every: interval, to: task) }
+            task.queue.asyncAfter(deadline: .now() + interval) { [self] in
+                send(pieces, from: index + 1, every: interval, writingTo: file, to: task)
+            }
         } else {
-            send(pieces, from: index + 1, every: interval, to: task)
+            send(pieces, from: index + 1, every: interval, writingTo: file, to: task)
         }
     }
 
-    private static func write(_ body: Data, to file: URL, at offset: Int64) -> URLError? {
+    /// Creates `file` or cuts it to its first `offset` bytes.
+    private static func cut(_ file: URL, at offset: Int64) -> URLError? {
         do {
-            var contents = offset > 0 ? ((try? Data(contentsOf: file)) ?? Data()).prefix(Int(offset)) : Data()
-            contents.append(body)
-            try contents.write(to: file)
+            let kept = offset > 0 ? ((try? Data(contentsOf: file)) ?? Data()).prefix(Int(offset)) : Data()
+            try kept.write(to: file)
+            return nil
+        } catch {
+            return URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write \(file.path): \(error)"])
+        }
+    }
+
+    private static func append(_ piece: Data, to file: URL) -> URLError? {
+        do {
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: piece)
             return nil
         } catch {
             return URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write \(file.path): \(error)"])
@@ -142,7 +162,8 @@ public final class StubTransport: Transport {
     private static func split(_ body: Data, into pieces: Int) -> [Data] {
         guard pieces > 1, body.count > 1 else { return body.isEmpty ? [] : [body] }
         let size = (body.count + pieces - 1) / pieces
-        return stride(from: 0, to: body.count, by: size).map { body.subdata(in: $0..<min($0 + size, body.count)) }
+        // Offsets from the body's own start: a slice of other data does not start at 0.
+        return stride(from: body.startIndex, to: body.endIndex, by: size).map { body.subdata(in: $0..<min($0 + size, body.endIndex)) }
     }
 }
 
@@ -160,6 +181,9 @@ final class StubTask: TransportTask, Sendable {
         self.events = events
         self.queue = DispatchQueue(label: "TernStubs.task", target: queue)
     }
+
+    /// Whether the task has finished (completed or cancelled).
+    var isCancelled: Bool { isFinished.withLock { $0 } }
 
     /// Sends an event unless the task has finished; returns whether it is still running.
     /// Call on `queue`.

@@ -9,7 +9,8 @@ import TernStubs
 /// - `GET /v1/weather?city=<id>`: one city's current weather (404 for an unknown city);
 /// - `GET /v1/forecast?city=<id>`: its five-day forecast;
 /// - `GET /v1/search?q=<text>`: the cities whose name, pinyin or province match;
-/// - `GET /v1/radar`: the rain radar image (`Radar.image()`), about 300 KB over two seconds.
+/// - `GET /v1/radar`: the rain radar image (`Radar.image()`), about 300 KB over two seconds;
+///   `Range: bytes=N-` with `If-Range` (its ETag) gets the rest.
 enum EmbeddedWeatherServer {
     static func makeTransport() -> StubTransport {
         let stubs = StubTransport()
@@ -26,7 +27,19 @@ enum EmbeddedWeatherServer {
             return StubResponse.json(SearchReply(code: 0, cities: WeatherData.cities.filter { $0.matches(text) })).delayed(by: latency())
         }
         let radar = Radar.image()
-        stubs.stub(.get("/v1/radar"), StubResponse.data(radar, contentType: "image/x-portable-graymap").delayed(by: 0.1).chunked(into: 40, every: 0.05))
+        stubs.stub(.get("/v1/radar")) { request in
+            // Like a real server: the rest of the image for `Range: bytes=N-` while `If-Range` matches.
+            var reply = StubResponse.data(radar, contentType: "image/x-portable-graymap")
+            reply.headers["ETag"] = Radar.etag
+            if let range = request.value(forHTTPHeaderField: "Range"), request.value(forHTTPHeaderField: "If-Range") == Radar.etag,
+               let start = Int(range.dropFirst("bytes=".count).dropLast()), range.hasPrefix("bytes="), range.hasSuffix("-"),
+               start < radar.count {
+                reply.status = 206
+                reply.body = radar.suffix(from: start)
+                reply.headers["Content-Range"] = "bytes \(start)-\(radar.count - 1)/\(radar.count)"
+            }
+            return reply.delayed(by: 0.1).chunked(into: max(1, reply.body.count * 40 / radar.count), every: 0.05)
+        }
         return stubs
     }
 

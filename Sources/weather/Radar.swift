@@ -25,30 +25,33 @@ enum Radar {
         return Data("P5\n\(width) \(height)\n255\n".utf8) + Data(pixels)
     }
 
-    /// `weather radar`: downloads the image with a progress bar, saves it, prints a preview.
+    /// The image's ETag on both servers: a resumed download continues only while it matches.
+    static let etag = "\"radar-1\""
+
+    /// `weather radar`: downloads the image to `file` with a progress bar, resumably — interrupt
+    /// it (Ctrl-C) and run it again, and it continues from the bytes already on disk — then
+    /// prints a preview.
     static func download(api: Client, to file: URL) async -> Int32 {
         let bar = ProgressBar(interactive: isatty(STDOUT_FILENO) == 1)
         let started = Date()
-        let request = WeatherAPI.RadarImage().makeRequest().onProgress { bar.show($0) }
+        var request = Request.download("v1/radar", to: file, options: DownloadOptions(replacesExistingFile: true, isResumable: true),
+                                       timeout: 60).onProgress { bar.show($0) }
+        request.group = WeatherAPI.group
         do {
-            let image = try await api.send(request).value
+            let saved = try await api.send(request).value
             bar.finish()
-            guard let pixels = pixels(of: image) else {
-                print("Radar failed: the server sent a malformed image (\(image.count) bytes).")
+            guard let image = try? Data(contentsOf: saved.url), let pixels = pixels(of: image) else {
+                print("Radar failed: the server sent a malformed image (\(saved.size) bytes).")
                 return 1
             }
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try image.write(to: file)
-            print(String(format: "Saved the radar image (%d × %d, %d KB) to %@ in %.1f s", width, height, image.count / 1024,
-                         file.path, Date().timeIntervalSince(started)))
+            let resumed = saved.resumedFrom > 0 ? ", resumed from \(saved.resumedFrom / 1024) KB" : ""
+            print(String(format: "Saved the radar image (%d × %d, %d KB%@) to %@ in %.1f s", width, height, image.count / 1024,
+                         resumed, file.path, Date().timeIntervalSince(started)))
             print(preview(pixels))
             return 0
-        } catch let error as TernError {
+        } catch {
             bar.finish()
             print("Radar failed: \(WeatherApp.explain(error))")
-            return 1
-        } catch {
-            print("Cannot save the radar image to \(file.path): \(error.localizedDescription)")
             return 1
         }
     }

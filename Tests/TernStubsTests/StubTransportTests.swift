@@ -114,6 +114,23 @@ import TernStubs
         #expect(pieces.withLock { $0.map(\.count) } == [25, 25, 25, 25])
     }
 
+    @Test func aBodyThatIsASliceOfOtherDataIsChunkedFromItsOwnStart() async throws {
+        let whole = Data((0..<200).map { UInt8($0) })
+        let pieces = Locked<[Data]>([])
+        let done = Locked(false)
+        stubs.stub(.get("/v1/rest"), StubResponse.data(whole.suffix(from: 120)).chunked(into: 4))
+        _ = stubs.start(TransportRequest(URLRequest(url: URL(string: "https://api.test/v1/rest")!))) { event in
+            switch event {
+            case .data(let chunk): pieces.withLock { $0.append(chunk) }
+            case .completed: done.withLock { $0 = true }
+            default: break
+            }
+        }
+        while !done.withLock({ $0 }) { try await Task.sleep(milliseconds: 5) }
+        #expect(pieces.withLock { $0.reduce(Data(), +) } == whole.suffix(from: 120))
+        #expect(pieces.withLock { $0.count } == 4)
+    }
+
     @Test func cancellingAStubbedRequestEndsItAtOnce() async throws {
         stubs.stub(.get("/v1/slow"), StubResponse.string("late").delayed(by: 30))
         let endedAt = Locked<Date?>(nil)

@@ -49,9 +49,14 @@ import TernStubs
         let whole = await exchange(transport, TransportRequest(try url("/pattern?n=20000"), destination: .file(file, offset: 0)))
         #expect(whole.2 == nil)
         #expect(try Data(contentsOf: file) == TestPattern.bytes(20000))
-        // Resuming at 1000 keeps the first 1000 bytes and replaces the rest with the new body.
+        // A 200 is the whole body: it replaces the file, whatever the offset.
         _ = await exchange(transport, TransportRequest(try url("/pattern?n=500"), destination: .file(file, offset: 1000)))
-        #expect(try Data(contentsOf: file) == TestPattern.bytes(1000) + TestPattern.bytes(500))
+        #expect(try Data(contentsOf: file) == TestPattern.bytes(500))
+        // An error status leaves the file alone and delivers its body.
+        let failed = await exchange(transport, TransportRequest(try url("/flaky?key=\(Fixture.uniqueKey("file"))&fail=1"),
+                                                                destination: .file(file, offset: 0)))
+        #expect(failed.0?.statusCode == 503 && !failed.1.isEmpty)
+        #expect(try Data(contentsOf: file) == TestPattern.bytes(500))
     }
 
     @Test func aBodyStreamsFromAFile() async throws {

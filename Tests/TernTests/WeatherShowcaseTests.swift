@@ -159,6 +159,51 @@ import Testing
         #expect(output.components(separatedBy: "\n").filter { $0.hasPrefix("  |") }.count == 16, "a 16-line preview")
     }
 
+    /// Ctrl-C in the middle of `weather radar`, then again: the second run continues from the
+    /// bytes the first one left, offline (stubs honour Range) and over HTTP.
+    @Test(arguments: [false, true])
+    func anInterruptedRadarDownloadResumes(overHTTP: Bool) async throws {
+        let server = overHTTP ? try await Self.startServer() : nil
+        defer { server?.process.terminate() }
+        let base = server.map { ["--base-url", $0.url] } ?? []
+        let folder = Self.dataDirectory()
+        let saved = folder + "/radar.pgm"
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = base + ["radar", "--output", saved]
+        let firstOutput = Pipe()
+        process.standardOutput = firstOutput
+        process.standardError = firstOutput
+        try process.run()
+        let partial = saved + ".terndownload"
+        // Watched from a thread of its own: the test's concurrency threads may be busy for longer
+        // than the download takes.
+        let interrupted: Bool = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let deadline = Date().addingTimeInterval(20)
+                while process.isRunning, Date() < deadline,
+                      ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int ?? 0) < 64 * 1024 {
+                    usleep(1000)
+                }
+                let running = process.isRunning
+                if running { kill(process.processIdentifier, SIGINT) }
+                _ = firstOutput.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: running)
+            }
+        }
+        try #require(interrupted, "weather radar ended before it was interrupted")
+        #expect(!FileManager.default.fileExists(atPath: saved))
+        let (status, output) = try await Self.run(base + ["radar", "--output", saved])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("KB, resumed from "), "\(output)")
+        let reference = FileManager.default.temporaryDirectory.appendingPathComponent("radar-\(UUID().uuidString).pgm")
+        defer { try? FileManager.default.removeItem(at: reference) }
+        #expect(try await Self.run(["export-radar", reference.path]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: saved)) == Data(contentsOf: reference))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["radar.pgm"])
+    }
+
     @Test func clearMessagesForBadInput() async throws {
         let unknown = try await Self.run(["detail", "atlantis"])
         #expect(unknown.status == 1 && unknown.output.contains("Unknown city \"atlantis\""))

@@ -76,6 +76,13 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         case unencodableValue(key: String, reason: String)
         /// The method does not allow a body (Tern refuses a body on GET and HEAD).
         case bodyNotAllowed(method: String)
+        /// A download's destination already holds a file and `replacesExistingFile` is off.
+        case destinationExists(URL)
+        /// A download cannot be written there: not a file URL, a folder in the way, a missing
+        /// folder not to be created, or one that cannot be created.
+        case unusableDestination(URL, reason: String)
+        /// A file to upload (a body or a multipart part) cannot be read.
+        case unreadableFile(URL, reason: String)
 
         /// A one-line explanation.
         public var description: String {
@@ -87,6 +94,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             case .invalidHeader(let name): "invalid header \"\(name.debugDescription.dropFirst().dropLast())\" (CR, LF or a forbidden character)"
             case .unencodableValue(let key, let reason): "cannot encode value for \"\(key)\": \(reason)"
             case .bodyNotAllowed(let method): "\(method) requests cannot carry a body"
+            case .destinationExists(let url): "a file already exists at \(url.path) (set replacesExistingFile to replace it)"
+            case .unusableDestination(let url, let reason): "cannot download to \(url.path): \(reason)"
+            case .unreadableFile(let url, let reason): "cannot read \(url.path) to upload it: \(reason)"
             }
         }
     }

@@ -28,14 +28,15 @@ final class ProgressReporter: Sendable {
         self.handler = handler
     }
 
-    /// A (new) response began: download counts restart, with its `Content-Length` as the total.
-    func responseStarted(_ response: HTTPURLResponse) {
+    /// A (new) response began: download counts restart, with its `Content-Length` as the total;
+    /// a resumed download starts at the `resumedFrom` bytes already on disk, out of those plus the rest.
+    func responseStarted(_ response: HTTPURLResponse, resumedFrom: Int64 = 0) {
         let length = response.expectedContentLength
         // A compressed body's Content-Length counts compressed bytes; the chunks we count are not.
         let encoded = (response.value(forHTTPHeaderField: "Content-Encoding") ?? "identity").lowercased() != "identity"
         update { state in
-            state.download = TransferProgress(direction: .download, completedBytes: 0,
-                                              expectedBytes: length >= 0 && !encoded ? length : nil)
+            state.download = TransferProgress(direction: .download, completedBytes: resumedFrom,
+                                              expectedBytes: length >= 0 && !encoded ? resumedFrom + length : nil)
             state.downloadChanged = true
         }
     }

@@ -317,7 +317,7 @@ final class RequestCore: Sendable {
         }
         guard let (onFinished, call) = finished else { return false }
         onFinished?(self)
-        _ = call  // released here, outside the lock: it may hold the last reference to the handle
+        call?.ended()  // and released here, outside the lock: it may hold the last reference to the handle
         return true
     }
 
@@ -344,6 +344,7 @@ final class RequestCore: Sendable {
         if deadline != nil { DeadlineScheduler.shared.remove(id) }
         exchange?.cancel()
         onFinished?(self)
+        call?.ended()
         return call
     }
 }
@@ -358,6 +359,9 @@ protocol CallTerminal: AnyObject, Sendable {
     /// Attempt `attempt` ran out of its own deadline (`RetryPolicy.attemptTimeout`): it fails
     /// with `TernError.timedOut`, and the decide stage may try again.
     func attemptTimedOut(_ attempt: Int, after seconds: TimeInterval)
+    /// The request reached `.finished`, however it ended (its callback may still be on its
+    /// way): release what it holds outside memory, like temporary files.
+    func ended()
 }
 
 /// The public handle, held weakly by its core.

@@ -16,6 +16,7 @@ final class Attempt: @unchecked Sendable {
     let call: any AttemptOwner
     private var head: HTTPURLResponse?
     private var body = Data()
+    /// False while a download's body goes to its file: chunks are counted, not kept.
     private var keepsBody = true
     private(set) var marks = AttemptMarks()
 
@@ -23,7 +24,6 @@ final class Attempt: @unchecked Sendable {
     init(number: Int, sending request: TransportRequest, call: any AttemptOwner) {
         self.number = number
         self.call = call
-        if case .file = request.destination { keepsBody = false }
     }
 
     /// Bytes of this attempt's response body so far, for monitors.
@@ -39,10 +39,20 @@ final class Attempt: @unchecked Sendable {
             head = response
             body = Data()
             received = 0
-            progress?.responseStarted(response)
+            var resumedFrom: Int64 = 0
+            if let download = call.download {
+                let toFile: Bool
+                (toFile, resumedFrom) = download.responseStarted(response)
+                keepsBody = !toFile
+            }
+            progress?.responseStarted(response, resumedFrom: resumedFrom)
         case .data(let chunk):
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
-            if keepsBody { if body.isEmpty { body = chunk } else { body.append(chunk) } }
+            if keepsBody {
+                if body.isEmpty { body = chunk } else { body.append(chunk) }
+            } else {
+                call.download?.received(chunk)
+            }
             progress?.received(chunk.count)
             if let monitor = call.monitor {
                 received += Int64(chunk.count)
@@ -65,6 +75,9 @@ final class Attempt: @unchecked Sendable {
             }
             head = nil
             body = Data()
+            // The last event of an exchange: after it nothing writes a download's file, so an
+            // exchange that outlived its request cleans up here.
+            if let download = call.download, download.hasEnded { download.ended() }
             call.attemptFinished(self, outcome)
         }
     }
@@ -94,6 +107,8 @@ protocol AttemptOwner: AnyObject, Sendable {
     var core: RequestCore { get }
     /// Where the request's events go, when its client has monitors.
     var monitor: MonitorChannel? { get }
+    /// The files of a download request; nil for other requests.
+    var download: DownloadSession? { get }
     /// The attempt's exchange completed with a response and its body, or failed.
     func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>)
 }

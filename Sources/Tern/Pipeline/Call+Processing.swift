@@ -16,6 +16,9 @@ extension Call {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
                 if validating { try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
+                if let download, raw.source == .network, let file = try download.complete(raw.response) as? Value {
+                    return makeResponse(raw, value: file, attempt: route.attempt, redirects: route.redirects)
+                }
                 let value = try serializer.value(from: raw.data, response: raw.response, method: core.method)
                 return makeResponse(raw, value: value, attempt: route.attempt, redirects: route.redirects)
             }
@@ -33,6 +36,7 @@ extension Call {
     /// Whether processing `outcome` should leave the current thread.
     func processesElsewhere(_ outcome: Result<RawResponse, TernError>) -> Bool {
         if let hooks, hooks.hasResponseHooks { return true }  // user code
+        if download != nil { return true }  // a file to hash and move
         guard case .success(let raw) = outcome else { return false }
         if raw.source == .network, let plan, plan.mayBeSlowToStore { return true }
         switch serializer.kind {

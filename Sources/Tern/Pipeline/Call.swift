@@ -51,6 +51,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     let started: (date: Date, uptime: UInt64)
     /// The handle, kept alive until delivery when the lifetime says the engine owns it.
     let retainedHandle: RequestHandle?
+    /// The files of a download request (`Request.download`); nil for other requests.
+    let download: DownloadSession?
 
     // MARK: 1. Prepare
 
@@ -64,10 +66,12 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let hooks = HookChain(request: request, settings: settings, client: client)
         let tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
         let urlRequest: URLRequest
+        let download = request.download.map(DownloadSession.init)
         do {
             // Parameter and URL hooks run here: every later stage sees the rewritten request.
             urlRequest = try RequestBuilder.makeURLRequest(request, settings: settings, hooks: hooks)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
+            try download?.checkDestination()
         } catch {
             let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
             return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
@@ -82,15 +86,15 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let handle = core.makeHandle()
         let call = Call(request, urlRequest, core, client: client, settings: settings, hooks: hooks, queue: queue,
                         strategy: strategy, started: started, retainedHandle: core.retainsHandle ? handle : nil,
-                        cacheHit: cacheHit, completion: completion)
+                        download: download, cacheHit: cacheHit, completion: completion)
         call.admit()
         return handle
     }
 
     private init(_ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
                  settings: RequestSettings, hooks: HookChain?, queue: CallbackQueue, strategy: RepeatStrategy,
-                 started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, cacheHit: CacheHit?,
-                 completion: @escaping Completion) {
+                 started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
+                 cacheHit: CacheHit?, completion: @escaping Completion) {
         self.client = client
         self.urlRequest = urlRequest
         self.serializer = request.serializer.using(settings.decoder)
@@ -102,7 +106,9 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
-        self.plan = client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
+        // A download's body is in a file, not in memory: never cached.
+        self.plan = download != nil ? nil : client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
+        self.download = download
         self.hooks = hooks
         self.monitor = client.configuration.monitors.isEmpty ? nil
             : MonitorChannel(monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
@@ -177,10 +183,16 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
            !network.status.isReachable {
             return sendOffline(urlRequest, attempt: number, network: network)
         }
+        var urlRequest = urlRequest
+        var destination = TransportRequest.Destination.memory(limit: sizeLimit)
+        if let download {
+            // Each attempt (a retry too) resumes from what is on disk now.
+            destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
+        }
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
-        let exchange = TransportRequest(urlRequest, destination: .memory(limit: sizeLimit), streamsBody: core.progress != nil)
+        let exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil)
         let attempt = Attempt(number: number, sending: exchange, call: self)
-        if strategy == .share,
+        if strategy == .share, download == nil,
            let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
             core.attach(membership, attempt: number)
         } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
@@ -248,6 +260,9 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let route = core.route
         let context = responseContext(for: outcome, route: route)
         var result: Result<Response<Value>, TernError>
+        if let download, case .success(let raw) = outcome, download.startsOver(after: raw.response) {
+            return retry(after: 0, from: route, error: nil)  // a stale partial file: from byte 0
+        }
         switch verdict(on: outcome, context: context) {
         case .restart(let gate):
             return hold(at: gate, after: route)
@@ -337,6 +352,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Delivers an error that ended the request early (cancel, timeout).
     func deliverEarly(_ error: TernError) {
         deliver(.failure(error), claim: .claimed)
+    }
+
+    /// The request ended: a download that did not succeed leaves no file (unless resumable).
+    func ended() {
+        download?.ended()
     }
 
     /// The request was cancelled (reported or not).

@@ -74,6 +74,8 @@ public struct Request<Value: Sendable>: Sendable {
     }
     /// The hooks, nil when there are none: copying a request without hooks retains nothing for them.
     var storedHooks: Hooks?
+    /// Where a download request (`Request.download`) writes its body; nil for other requests.
+    var download: DownloadTarget?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -107,6 +109,7 @@ public struct Request<Value: Sendable>: Sendable {
         self.identityHeaders = []
         self.group = nil
         self.storedHooks = nil
+        self.download = nil
     }
 
     /// A copy with `tags` added.

@@ -22,4 +22,20 @@ enum Platform {
     static func sessionTimeout(forDeadline seconds: TimeInterval) -> TimeInterval {
         max(1, seconds.rounded(.up) + 1)
     }
+
+    /// `error` with the code Apple platforms give the same failure.
+    ///
+    /// FoundationNetworking reports a body cut short by the server ("transfer closed with N bytes
+    /// remaining to read", libcurl's partial-file error) as code -1 (`.unknown`); Apple platforms
+    /// report `.networkConnectionLost`, which retry policies and resumable downloads act on.
+    static func normalized(_ error: URLError) -> URLError {
+        #if canImport(Darwin)
+        return error
+        #else
+        guard error.code == .unknown, error.localizedDescription.contains("transfer closed with") else { return error }
+        var info = error.userInfo
+        info[NSUnderlyingErrorKey] = error
+        return URLError(.networkConnectionLost, userInfo: info)
+        #endif
+    }
 }

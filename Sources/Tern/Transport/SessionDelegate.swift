@@ -180,12 +180,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let (route, tooLarge) = routes.withLock { routes -> (Route?, Bool) in
             routes[dataTask.taskIdentifier]?.sawResponse = true
             routes[dataTask.taskIdentifier]?.received = 0
-            guard let route = routes[dataTask.taskIdentifier], route.isStreamed else { return (nil, false) }
+            // A cancelled task opens no file: the request may already have removed its partial one.
+            guard let route = routes[dataTask.taskIdentifier], route.isStreamed, !route.cancelRequested else { return (nil, false) }
             return (route, route.limit.map { http.expectedContentLength > Int64($0) } ?? false)
         }
         guard let route else { return }
         if tooLarge { return end(dataTask, with: URLError(.dataLengthExceedsMaximum)) }
-        if let file = route.file, let error = file.begin() { return end(dataTask, with: error) }
+        if let file = route.file, let error = file.begin(status: http.statusCode) { return end(dataTask, with: error) }
         route.events(.response(http))
     }
 
@@ -228,7 +229,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         }
         if let failure = route.failure { return route.events(.completed(failure)) }
         guard let error else { return route.events(.completed(closeError)) }
-        route.events(.completed(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])))
+        route.events(.completed(Platform.normalized(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))))
     }
 
     func urlSession(

@@ -45,9 +45,11 @@ public struct TransportRequest: Sendable {
         /// Into memory, delivered as `.data` events; with a limit, a body longer than `limit` bytes
         /// ends the exchange with `URLError(.dataLengthExceedsMaximum)`.
         case memory(limit: Int?)
-        /// Into a file, written from byte `offset` on (0 replaces the file; a larger offset resumes
-        /// a download). The transport writes each chunk, then still reports it as `.data` for
-        /// progress; the receiver counts such chunks and does not keep them.
+        /// Into a file, for a successful (2xx) response only: a 206 Partial Content body is
+        /// written from byte `offset` on (resuming a download), any other 2xx body replaces the
+        /// file from byte 0. The transport writes each chunk, then still reports it as `.data` for
+        /// progress; the receiver counts such chunks and does not keep them. The body of any
+        /// other status is not written: it arrives as `.data` like `.memory(limit: nil)`.
         case file(URL, offset: Int64)
     }
 

@@ -109,7 +109,7 @@ public final class URLSessionTransport: Transport {
     private static func deliver(data: Data?, response: URLResponse?, error: (any Error)?, limit: Int?,
                                 to events: (TransportEvent) -> Void) {
         if let error {
-            events(.completed(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])))
+            events(.completed(Platform.normalized(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))))
             return
         }
         guard let http = response as? HTTPURLResponse else {

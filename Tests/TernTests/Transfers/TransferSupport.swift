@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// The fixture server's transfer endpoints (`scripts/fixture_transfers.py`) and scratch folders.
+enum Transfers {
+    /// A fresh folder under the temporary directory; remove it with `clean`.
+    static func scratch(_ label: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static func clean(_ folder: URL) { try? FileManager.default.removeItem(at: folder) }
+
+    /// The names in `folder`, sorted.
+    static func contents(_ folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+    }
+
+    static func client(_ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> Client {
+        try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            configure(&$0)
+        }
+    }
+
+    /// Sets the download state of `key` (etag, ranges, drop, pace, validator).
+    static func setState(_ key: String, _ state: Parameters) async throws {
+        var query = state
+        query["key"] = key
+        _ = try await client().send(Request<JSON>("download-state", query: query))
+    }
+
+    /// What the server served under `key`: requests, body bytes, the first byte of each response,
+    /// and (with `size`) the SHA-256 of the whole pattern.
+    static func stats(_ key: String, size: Int? = nil) async throws -> (requests: Int, bytes: Int, starts: [Int], sha256: String?) {
+        var query: Parameters = ["key": key]
+        if let size { query["size"] = size }
+        let json = try await client().send(Request<JSON>("download-stats", query: query)).json
+        return (json["requests"]?.int ?? -1, json["bytes"]?.int ?? -1, json["starts"]?.array?.compactMap(\.int) ?? [],
+                json["sha256"]?.string)
+    }
+
+    /// The size of the file at `url`, 0 when there is none.
+    static func size(_ url: URL) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+
+    /// Waits until the file at `url` holds at least `bytes` bytes.
+    static func waitForFile(_ url: URL, atLeast bytes: Int64, seconds: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while size(url) < bytes {
+            try #require(Date() < deadline, "the file never reached \(bytes) bytes")
+            try await Task.sleep(milliseconds: 5)
+        }
+    }
+
+    /// The peak resident memory of this process in bytes (`VmHWM`), and a way to restart it.
+    static var peakRSS: Int64 {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = Int64(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        return kb * 1024
+    }
+
+    static var currentRSS: Int64 {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int64(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        return kb * 1024
+    }
+
+    /// Restarts `VmHWM` at the current resident size (Linux: `clear_refs` 5).
+    static func resetPeakRSS() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+}
