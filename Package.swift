@@ -23,8 +23,9 @@ let package = Package(
         .executableTarget(name: "tern-soak", dependencies: ["Tern"]),
         // Writes to a disk cache until killed: the crash-safety tests kill it at random moments.
         .executableTarget(name: "tern-cache-writer", dependencies: ["TernCache"]),
-        // Downloads a URL to a file, resumably: the resume tests kill it mid-body and run it again.
-        .executableTarget(name: "tern-download", dependencies: ["Tern"]),
+        // Downloads and uploads from the command line: the resume tests kill it mid-download and
+        // run it again; the large-transfer tests measure its memory on its own.
+        .executableTarget(name: "tern-transfer", dependencies: ["Tern"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs", "TernCache"]),
         .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
         .testTarget(name: "TernCacheTests", dependencies: ["TernCache"]),

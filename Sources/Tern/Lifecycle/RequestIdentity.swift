@@ -15,6 +15,18 @@ struct RequestIdentity: Hashable, Sendable {
     /// Headers that always take part: the ones that carry who is asking.
     static let credentialHeaders: Set<String> = ["authorization", "cookie"]
 
+    /// This identity made unlike any other (a body on disk that is not compared byte by byte).
+    func unique() -> RequestIdentity {
+        RequestIdentity(method: method, url: url, body: Data(UUID().uuidString.utf8), headers: headers)
+    }
+
+    private init(method: String, url: String, body: Data?, headers: [String]) {
+        self.method = method
+        self.url = url
+        self.body = body
+        self.headers = headers
+    }
+
     init(key: String) {
         method = ""
         url = "key:" + key

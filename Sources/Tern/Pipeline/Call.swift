@@ -53,6 +53,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     let retainedHandle: RequestHandle?
     /// The files of a download request (`Request.download`); nil for other requests.
     let download: DownloadSession?
+    /// The body, when it is streamed from disk (a file, a large multipart form); nil otherwise.
+    let upload: UploadSource?
 
     // MARK: 1. Prepare
 
@@ -66,10 +68,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let hooks = HookChain(request: request, settings: settings, client: client)
         let tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
         let urlRequest: URLRequest
+        let upload: UploadSource?
         let download = request.download.map(DownloadSession.init)
         do {
             // Parameter and URL hooks run here: every later stage sees the rewritten request.
-            urlRequest = try RequestBuilder.makeURLRequest(request, settings: settings, hooks: hooks)
+            (urlRequest, upload) = try RequestBuilder.prepare(request, settings: settings, hooks: hooks)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
             try download?.checkDestination()
         } catch {
@@ -78,15 +81,17 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         }
         let strategy = request.repeatStrategy ?? client.configuration.repeatStrategy
         let progress = request.progress.map { ProgressReporter(queue: progressQueue, handler: $0) }
-        let identity = strategy == .allow ? nil
+        var identity = strategy == .allow ? nil
             : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
+        // A body on disk is not compared: an upload is never identical to another one.
+        if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
         let core = RequestCore(method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
                                reportsCancellation: reports, identity: identity, progress: progress)
         // Only the caller holds the handle, unless the lifetime says the engine owns it.
         let handle = core.makeHandle()
         let call = Call(request, urlRequest, core, client: client, settings: settings, hooks: hooks, queue: queue,
                         strategy: strategy, started: started, retainedHandle: core.retainsHandle ? handle : nil,
-                        download: download, cacheHit: cacheHit, completion: completion)
+                        download: download, upload: upload, cacheHit: cacheHit, completion: completion)
         call.admit()
         return handle
     }
@@ -94,7 +99,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     private init(_ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
                  settings: RequestSettings, hooks: HookChain?, queue: CallbackQueue, strategy: RepeatStrategy,
                  started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
-                 cacheHit: CacheHit?, completion: @escaping Completion) {
+                 upload: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion) {
         self.client = client
         self.urlRequest = urlRequest
         self.serializer = request.serializer.using(settings.decoder)
@@ -106,9 +111,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
-        // A download's body is in a file, not in memory: never cached.
-        self.plan = download != nil ? nil : client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
+        // Bodies in files, either way, are not cached.
+        self.plan = download != nil || upload != nil ? nil
+            : client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
         self.download = download
+        self.upload = upload
         self.hooks = hooks
         self.monitor = client.configuration.monitors.isEmpty ? nil
             : MonitorChannel(monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
@@ -178,7 +185,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     }
 
     /// Sends attempt `number` through the transport, or joins an identical shared exchange.
-    private func send(_ urlRequest: URLRequest, attempt number: Int) {
+    func send(_ urlRequest: URLRequest, attempt number: Int) {
         if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
            !network.status.isReachable {
             return sendOffline(urlRequest, attempt: number, network: network)
@@ -189,10 +196,15 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             // Each attempt (a retry too) resumes from what is on disk now.
             destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
         }
+        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil)
+        // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
+        if let upload, urlRequest.httpMethod == self.urlRequest.httpMethod {
+            guard let file = upload.file else { return prepareUpload(upload, then: urlRequest, attempt: number) }
+            exchange.body = .file(file)
+        }
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
-        let exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil)
         let attempt = Attempt(number: number, sending: exchange, call: self)
-        if strategy == .share, download == nil,
+        if strategy == .share, download == nil, upload == nil,
            let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
             core.attach(membership, attempt: number)
         } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
@@ -354,9 +366,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         deliver(.failure(error), claim: .claimed)
     }
 
-    /// The request ended: a download that did not succeed leaves no file (unless resumable).
+    /// The request ended: a download that did not succeed leaves no file (unless resumable), and
+    /// a multipart form's temporary file goes.
     func ended() {
         download?.ended()
+        upload?.ended()
     }
 
     /// The request was cancelled (reported or not).

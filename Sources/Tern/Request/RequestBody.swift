@@ -10,6 +10,10 @@ public struct RequestBody: Sendable {
         case data(Data, contentType: String?)
         /// Parameters in the group's or client's `bodyEncoding`, unless one is given.
         case parameters(Parameters, BodyEncoding?)
+        /// A file's contents, streamed from disk.
+        case file(URL, contentType: String?)
+        /// A multipart form, in memory or streamed from a temporary file.
+        case multipart(MultipartFormData)
     }
 
     let content: Content
@@ -48,7 +52,7 @@ public struct RequestBody: Sendable {
     var parameters: Parameters? {
         switch content {
         case .form(let parameters), .jsonParameters(let parameters), .parameters(let parameters, _): parameters
-        case .encodable, .data: nil
+        case .encodable, .data, .file, .multipart: nil
         }
     }
 
@@ -58,8 +62,38 @@ public struct RequestBody: Sendable {
         case .form: .form(parameters)
         case .jsonParameters: .json(parameters)
         case .parameters(_, let encoding): .parameters(parameters, encoding: encoding)
-        case .encodable, .data: self
+        case .encodable, .data, .file, .multipart: self
         }
+    }
+
+    /// The contents of a file, streamed from disk with its `Content-Length` (never read into
+    /// memory, never chunked); every attempt — a retry, a 307/308 redirect — sends it again. A file
+    /// that is missing or unreadable fails the request with `TernError.invalidRequest(.unreadableFile)`.
+    /// - Parameters:
+    ///   - url: A file URL.
+    ///   - contentType: The `Content-Type` to send, unless the request sets one; nil infers it
+    ///     from the file's extension (`application/octet-stream` when unknown).
+    public static func file(_ url: URL, contentType: String? = nil) -> RequestBody {
+        RequestBody(content: .file(url, contentType: contentType))
+    }
+
+    /// A `multipart/form-data` body (see `MultipartFormData`).
+    public static func multipart(_ form: MultipartFormData) -> RequestBody {
+        RequestBody(content: .multipart(form))
+    }
+
+    /// A `multipart/form-data` body built in place, like AFNetworking's
+    /// `constructingBodyWithBlock`:
+    /// ```swift
+    /// body: .multipart { form in
+    ///     form.append("Beijing", name: "city")
+    ///     form.append(fileAt: photoURL, name: "photo")
+    /// }
+    /// ```
+    public static func multipart(_ build: (inout MultipartFormData) -> Void) -> RequestBody {
+        var form = MultipartFormData()
+        build(&form)
+        return .multipart(form)
     }
 
     /// A raw body, sent as is.

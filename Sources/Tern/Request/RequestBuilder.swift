@@ -38,6 +38,13 @@ enum RequestBuilder {
     }
 
     static func makeURLRequest<Value>(_ request: Request<Value>, settings: RequestSettings, hooks: HookChain?) throws(TernError) -> URLRequest {
+        try prepare(request, settings: settings, hooks: hooks).urlRequest
+    }
+
+    /// The `URLRequest` of `request`, and where its body comes from when it is not in memory (a
+    /// file, or a multipart form over its memory threshold).
+    static func prepare<Value>(_ request: Request<Value>, settings: RequestSettings, hooks: HookChain?)
+        throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?) {
         var query = request.query
         var body = request.body
         if let hooks, !hooks.parameterRewriters.isEmpty {
@@ -57,15 +64,30 @@ enum RequestBuilder {
             try validateHeader(name: name, value: value)
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
+        var upload: UploadSource?
         if let body {
             guard request.method.allowsBody else { throw .invalidRequest(.bodyNotAllowed(method: request.method.rawValue)) }
-            let (data, contentType) = try encode(body, settings: settings)
-            urlRequest.httpBody = data
+            let contentType: String?
+            switch try encode(body, settings: settings) {
+            case .data(let data, let type):
+                urlRequest.httpBody = data
+                contentType = type
+            case .upload(let source, let type):
+                upload = source
+                contentType = type
+                urlRequest.setValue(String(source.length), forHTTPHeaderField: "Content-Length")
+            }
             if let contentType, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
                 urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
             }
         }
-        return urlRequest
+        return (urlRequest, upload)
+    }
+
+    /// A body as it will be sent: bytes in memory, or streamed from disk.
+    private enum EncodedBody {
+        case data(Data, contentType: String?)
+        case upload(UploadSource, contentType: String?)
     }
 
     private static func rewriteParameters<Value>(_ request: Request<Value>, with hooks: [any ParameterRewriter])
@@ -103,17 +125,18 @@ enum RequestBuilder {
 
     private static let tokenCharacters = ByteSet("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
-    private static func encode(_ body: RequestBody, settings: RequestSettings) throws(TernError) -> (Data, String?) {
+    private static func encode(_ body: RequestBody, settings: RequestSettings) throws(TernError) -> EncodedBody {
+        func inMemory(_ encoded: (Data, String?)) -> EncodedBody { .data(encoded.0, contentType: encoded.1) }
         switch body.content {
         case .form(let parameters):
-            return try encode(parameters, as: .form, settings: settings)
+            return inMemory(try encode(parameters, as: .form, settings: settings))
         case .jsonParameters(let parameters):
-            return try encode(parameters, as: .json, settings: settings)
+            return inMemory(try encode(parameters, as: .json, settings: settings))
         case .parameters(let parameters, let encoding):
-            return try encode(parameters, as: encoding ?? settings.bodyEncoding, settings: settings)
+            return inMemory(try encode(parameters, as: encoding ?? settings.bodyEncoding, settings: settings))
         case .encodable(let encode):
             do {
-                return (try encode(), "application/json")
+                return .data(try encode(), contentType: "application/json")
             } catch let EncodingError.invalidValue(value, context) {
                 let path = context.codingPath.map(\.stringValue).joined(separator: ".")
                 throw .invalidRequest(.unencodableValue(key: path.isEmpty ? "(root)" : path,
@@ -122,7 +145,16 @@ enum RequestBuilder {
                 throw .invalidRequest(.unencodableValue(key: "(root)", reason: String(describing: error)))
             }
         case .data(let data, let contentType):
-            return (data, contentType)
+            return .data(data, contentType: contentType)
+        case .file(let url, let contentType):
+            let source = UploadSource(.file(url), length: try FileBody.size(of: url))
+            return .upload(source, contentType: contentType ?? MIMEType.forFileName(url.lastPathComponent))
+        case .multipart(let form):
+            let length = try MultipartEncoder.length(of: form)
+            guard length > Int64(form.memoryThreshold) else {
+                return .data(try MultipartEncoder.data(of: form), contentType: form.contentType)
+            }
+            return .upload(UploadSource(.multipart(form), length: length), contentType: form.contentType)
         }
     }
 

@@ -230,15 +230,6 @@ extension Request {
 
 /// Downloads that outlive their process, and one large enough to show memory stays flat.
 @Suite(.serialized) struct LargeDownloadTests {
-    /// The `tern-download` executable, built next to the test bundle.
-    func downloader() throws -> URL {
-        var executable = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tern-download")
-        if !FileManager.default.isExecutableFile(atPath: executable.path) {
-            executable = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug/tern-download")
-        }
-        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the tern-download product first")
-        return executable
-    }
 
     @Test func aKilledProcessLeavesWhatTheNextOneResumesFrom() async throws {
         let folder = try Transfers.scratch("download-kill")
@@ -250,8 +241,8 @@ extension Request {
         let partial = URL(fileURLWithPath: destination.path + ".terndownload")
         let url = try TestServers.fixture() + "/download?key=\(key)&size=\(size)"
         let first = Process()
-        first.executableURL = try downloader()
-        first.arguments = [url, destination.path, "--checksum"]
+        first.executableURL = try Transfers.tool()
+        first.arguments = ["download", url, destination.path, "--checksum"]
         first.standardOutput = FileHandle.nullDevice
         try first.run()
         try await Transfers.waitForFile(partial, atLeast: 1_000_000)
@@ -264,8 +255,8 @@ extension Request {
 
         let second = Process()
         let output = Pipe()
-        second.executableURL = try downloader()
-        second.arguments = [url, destination.path, "--checksum"]
+        second.executableURL = try Transfers.tool()
+        second.arguments = ["download", url, destination.path, "--checksum"]
         second.standardOutput = output
         try second.run()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -276,31 +267,17 @@ extension Request {
         #expect(done == "done \(size) \(onDisk) \(stats.sha256 ?? "?")")
         #expect(stats.starts == [0, Int(onDisk)])
         // The resumed run's first progress line starts at the bytes already on disk.
-        let firstProgress = printed.split(separator: "\n").first { $0.hasPrefix("progress") }
-        #expect(firstProgress.flatMap { Int64($0.split(separator: " ")[1]) }.map { $0 >= onDisk } == true)
+        let firstProgress = printed.split(separator: "\n").first { $0.hasPrefix("progress down") }
+        #expect(firstProgress.flatMap { Int64($0.split(separator: " ")[2]) }.map { $0 >= onDisk } == true)
         #expect(Transfers.contents(folder) == ["file.bin"])
     }
 
-    /// Runs `tern-download` for `size` pattern bytes and returns what it printed, split in words.
+    /// Runs `tern-transfer download` for `size` pattern bytes and returns what it printed, in words.
     func download(key: String, size: Int, to destination: URL) async throws -> [[String]] {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = try downloader()
-        process.arguments = [try TestServers.fixture() + "/download?key=\(key)&size=\(size)", destination.path, "--checksum"]
-        process.standardOutput = output
-        try process.run()
-        let printed: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
-        #expect(process.terminationStatus == 0, "\(printed)")
-        return printed.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        try await Transfers.runTool(["download", try TestServers.fixture() + "/download?key=\(key)&size=\(size)", destination.path, "--checksum"])
     }
 
-    /// 200 MB to a file in a process of its own (`tern-download`, so other tests' memory does not
+    /// 200 MB to a file in a process of its own (`tern-transfer`, so other tests' memory does not
     /// count): memory stays far below the body, progress is coalesced and monotonic, the checksum
     /// matches. Prints the peak RSS (VmHWM) against the same process downloading 1 KB, for the README.
     @Test func twoHundredMegabytesStreamToDiskWithFlatMemory() async throws {
@@ -308,16 +285,15 @@ extension Request {
         defer { Transfers.clean(folder) }
         let size = 200 * 1024 * 1024
         let destination = folder.appendingPathComponent("large.bin")
-        func peak(_ lines: [[String]]) -> Int64 { lines.first { $0.first == "peak-rss" }.flatMap { Int64($0[1]) } ?? -1 }
-        let baseline = peak(try await download(key: Fixture.uniqueKey("dl-small"), size: 1024, to: folder.appendingPathComponent("small.bin")))
+        let baseline = Transfers.peak(try await download(key: Fixture.uniqueKey("dl-small"), size: 1024, to: folder.appendingPathComponent("small.bin")))
         let key = Fixture.uniqueKey("dl-large")
         let started = Date()
         let lines = try await download(key: key, size: size, to: destination)
         let seconds = Date().timeIntervalSince(started)
-        let progress = lines.filter { $0.first == "progress" }.compactMap { Int64($0[1]) }
-        let growth = peak(lines) - baseline
+        let progress = lines.filter { $0.first == "progress" && $0[1] == "down" }.compactMap { Int64($0[2]) }
+        let growth = Transfers.peak(lines) - baseline
         let stats = try await Transfers.stats(key, size: size)
-        print("200 MB download to file: \(String(format: "%.1f", seconds)) s, peak RSS \(peak(lines) / 1_048_576) MB "
+        print("200 MB download to file: \(String(format: "%.1f", seconds)) s, peak RSS \(Transfers.peak(lines) / 1_048_576) MB "
               + "(+\(growth / 1_048_576) MB over a 1 KB download), \(progress.count) progress calls")
         #expect(lines.last == ["done", "\(size)", "0", stats.sha256 ?? "?"])
         #expect(Transfers.size(destination) == Int64(size))

@@ -75,4 +75,39 @@ enum Transfers {
     static func resetPeakRSS() {
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
+
+    /// The `tern-transfer` executable, built next to the test bundle.
+    static func tool() throws -> URL {
+        var executable = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tern-transfer")
+        if !FileManager.default.isExecutableFile(atPath: executable.path) {
+            executable = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug/tern-transfer")
+        }
+        try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the tern-transfer product first")
+        return executable
+    }
+
+    /// Runs `tern-transfer` with `arguments` to its end (waiting off the concurrency threads) and
+    /// returns its output lines split in words; expects it to succeed.
+    static func runTool(_ arguments: [String]) async throws -> [[String]] {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = try tool()
+        process.arguments = arguments
+        process.standardOutput = output
+        try process.run()
+        let printed: String = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+        #expect(process.terminationStatus == 0, "\(printed)")
+        return printed.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    /// The `peak-rss` figure `tern-transfer` printed, or -1.
+    static func peak(_ lines: [[String]]) -> Int64 {
+        lines.first { $0.first == "peak-rss" }.flatMap { Int64($0[1]) } ?? -1
+    }
 }

@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Uploads from files and multipart forms: httpbin as the reference parser, the fixture's
+/// `/upload-sizes` for what arrived on the wire (length, chunking, parts, checksums).
+@Suite struct UploadTests {
+    /// Writes `count` pattern bytes to a new file in `folder`.
+    static func patternFile(_ folder: URL, _ name: String, count: Int) throws -> URL {
+        let url = folder.appendingPathComponent(name)
+        try TestPattern.bytes(count).write(to: url)
+        return url
+    }
+
+    static func sha256(_ data: Data) -> String {
+        var digest = SHA256()
+        digest.update(data)
+        return digest.hexDigest()
+    }
+
+    @Test func aFileIsStreamedWithItsLengthAndUploadProgressReachesTheTotal() async throws {
+        let folder = try Transfers.scratch("upload-file")
+        defer { Transfers.clean(folder) }
+        let file = try Self.patternFile(folder, "data.bin", count: 3_000_000)
+        let log = ProgressLog()
+        let request = Request<JSON>("upload-sizes", method: .put, body: .file(file)).onProgress { log.record(.progress($0)) }
+        let json = try await Transfers.client().send(request).json
+        #expect(json["size"]?.int == 3_000_000 && json["contentLength"]?.int == 3_000_000)
+        #expect(json["chunked"]?.bool == false)
+        #expect(json["sha256"]?.string == Self.sha256(TestPattern.bytes(3_000_000)))
+        #expect(json["contentType"]?.string == "application/octet-stream")
+        #expect(log.progress(.upload).last == TransferProgress(direction: .upload, completedBytes: 3_000_000, expectedBytes: 3_000_000))
+        #expect(FileManager.default.fileExists(atPath: file.path))  // the caller's file stays
+    }
+
+    @Test func aMissingOrUnreadableFileFailsWithATypedError() async throws {
+        let folder = try Transfers.scratch("upload-missing")
+        defer { Transfers.clean(folder) }
+        let missing = folder.appendingPathComponent("nope.bin")
+        let result = await (try Transfers.client()).completionResult(Request<JSON>("upload-sizes", method: .post, body: .file(missing)))
+        #expect(result.0.failure == .invalidRequest(.unreadableFile(missing, reason: "no such file")))
+        let folderBody = await (try Transfers.client()).completionResult(Request<JSON>("upload-sizes", method: .post, body: .file(folder)))
+        #expect(folderBody.0.failure == .invalidRequest(.unreadableFile(folder, reason: "not a regular file")))
+        var form = MultipartFormData()
+        form.append(fileAt: missing, name: "doc")
+        let multipart = await (try Transfers.client()).completionResult(Request<JSON>("upload-sizes", method: .post, body: .multipart(form)))
+        #expect(multipart.0.failure == .invalidRequest(.unreadableFile(missing, reason: "no such file")))
+    }
+
+    @Test func httpbinParsesAMultipartFormWithChineseNamesAndTwoFiles() async throws {
+        let folder = try Transfers.scratch("upload-httpbin")
+        defer { Transfers.clean(folder) }
+        let notes = folder.appendingPathComponent("笔记.txt")
+        try Data("晴转多云\n".utf8).write(to: notes)
+        let body = RequestBody.multipart { form in
+            form.append("北京", name: "城市")
+            form.append("two words & more=", name: "comment")
+            form.append(fileAt: notes, name: "notes")
+            form.append(Data([0, 1, 2, 255]), name: "blob", fileName: "raw.bin")
+        }
+        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
+        let json = try await client.send(Request<JSON>("post", method: .post, body: body)).json
+        #expect(json["form"]?["城市"]?.string == "北京")
+        #expect(json["form"]?["comment"]?.string == "two words & more=")
+        #expect(json["files"]?["notes"]?.string == "晴转多云\n")
+        #expect(json["files"]?["blob"]?.string?.hasPrefix("data:application/octet-stream;base64,AAEC/w==") == true)
+        #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("multipart/form-data; boundary=Tern-") == true)
+    }
+
+    @Test func partsAreNamedTypedAndEscapedAsBrowsersSendThem() async throws {
+        var form = MultipartFormData()
+        form.append("v", name: "quote\"d\r\nname")
+        form.append(Data("%PDF".utf8), name: "report", fileName: "报告 \"final\".pdf")
+        form.append(Data("x".utf8), name: "photo", fileName: "IMG.JPEG")
+        form.append(Data("y".utf8), name: "other", fileName: "data.unknownext", mimeType: "application/x-custom")
+        let json = try await Transfers.client().send(Request<JSON>("upload-sizes", method: .post, body: .multipart(form))).json
+        #expect(json["fields"]?["quote%22d%0D%0Aname"]?.string == "v")
+        let report = try #require(json["files"]?["report"])
+        #expect(report["filename"]?.string == "报告 %22final%22.pdf")
+        #expect(report["filenameStar"]?.string == "报告 \"final\".pdf")
+        #expect(report["contentType"]?.string == "application/pdf")
+        #expect(json["files"]?["photo"]?["contentType"]?.string == "image/jpeg")
+        #expect(json["files"]?["photo"]?["filenameStar"] == .null)  // ASCII names need no filename*
+        #expect(json["files"]?["other"]?["contentType"]?.string == "application/x-custom")
+        #expect(json["contentLength"]?.int == json["size"]?.int && json["chunked"]?.bool == false)
+    }
+
+    @Test func theBoundaryNeverOccursInAPart() {
+        var form = MultipartFormData()
+        let first = form.boundary
+        form.append("before \(first) after", name: "trap")
+        #expect(form.boundary != first && form.boundary.hasPrefix("Tern-") && form.boundary.count == 37)
+        #expect(MultipartFormData().boundary != MultipartFormData().boundary)
+    }
+
+    @Test func aFileBodyIsSentAgainAfterA307Redirect() async throws {
+        let folder = try Transfers.scratch("upload-307")
+        defer { Transfers.clean(folder) }
+        let file = try Self.patternFile(folder, "data.bin", count: 200_000)
+        let target = try TestServers.fixture() + "/upload-sizes"
+        let request = Request<JSON>("redirect", method: .post, query: ["status": 307, "to": target], body: .file(file))
+        let response = try await Transfers.client().send(request)
+        #expect(response.redirects.count == 1)
+        #expect(response.json["size"]?.int == 200_000 && response.json["sha256"]?.string == Self.sha256(TestPattern.bytes(200_000)))
+    }
+}
+
+/// Multipart forms too large for memory: streamed from a temporary file that never outlives its
+/// request. Serialized: the checks count temporary files and the process's memory.
+@Suite(.serialized) struct LargeUploadTests {
+    /// The multipart temporary files in the temporary directory.
+    static func temporaryFiles() -> Set<String> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? [])
+            .filter { $0.hasPrefix("tern-multipart-") })
+    }
+
+    @Test func aHundredMegabyteFileGoesFromDiskWithFlatMemoryAndTheRightSizes() async throws {
+        let folder = try Transfers.scratch("upload-large")
+        defer { Transfers.clean(folder) }
+        let size = 100 * 1024 * 1024
+        let big = folder.appendingPathComponent("big.bin")
+        // Written in 1 MB pieces: the test itself must not hold 100 MB.
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: big)
+        let piece = TestPattern.bytes(1 << 20)
+        for _ in 0..<100 { try handle.write(contentsOf: piece) }
+        try handle.close()
+        let small = try UploadTests.patternFile(folder, "small.txt", count: 1000)
+        let url = try TestServers.fixture() + "/upload-sizes"
+        // In a process of its own (`tern-transfer`), so other tests' memory does not count.
+        let baseline = Transfers.peak(try await Transfers.runTool(["upload", url, small.path, "名称=雷达"]))
+        let before = Self.temporaryFiles()
+        let lines = try await Transfers.runTool(["upload", url, big.path, "名称=雷达"])
+        let growth = Transfers.peak(lines) - baseline
+        print("100 MB multipart upload from disk: peak RSS \(Transfers.peak(lines) / 1_048_576) MB "
+              + "(+\(growth / 1_048_576) MB over a 1 KB upload)")
+        let body = try #require(lines.last { $0.first == "response" }?.dropFirst().joined(separator: " "))
+        let json = try JSON(data: Data(body.utf8))
+        #expect(json["files"]?["file"]?["size"]?.int == size)
+        #expect(json["files"]?["file"]?["filename"]?.string == "big.bin")
+        #expect(json["fields"]?["名称"]?.string == "雷达")
+        #expect(json["contentLength"]?.int == json["size"]?.int && json["chunked"]?.bool == false)
+        let progress = lines.filter { $0.first == "progress" && $0[1] == "up" }.compactMap { Int64($0[2]) }
+        #expect(progress.last.map { $0 > Int64(size) } == true && progress == progress.sorted())
+        if !LimitTests.isUnderThreadSanitizer {
+            #expect(baseline > 0 && growth < Int64(size / 4), "peak RSS grew by \(growth / 1_048_576) MB")
+        }
+        #expect(Self.temporaryFiles() == before)  // the temporary file went with the request
+    }
+
+    @Test func theTemporaryFileGoesOnFailureAndOnCancel() async throws {
+        var form = MultipartFormData()
+        form.memoryThreshold = 1000
+        form.append(TestPattern.bytes(50_000), name: "data", fileName: "data.bin")
+        let before = Self.temporaryFiles()
+        // A failure: the server answers 503.
+        let key = Fixture.uniqueKey("upload-503")
+        let failed = await (try Transfers.client()).completionResult(
+            Request<JSON>("flaky", method: .post, query: ["key": key, "fail": 1], body: .multipart(form)))
+        #expect(failed.0.failure?.statusCode == 503)
+        #expect(Self.temporaryFiles() == before)
+        // A cancel while the server stalls.
+        let ended = Counter()
+        let handle = try Transfers.client().send(
+            Request<JSON>("flaky", method: .post, query: ["key": Fixture.uniqueKey("upload-stall"), "fail": 1, "mode": "stall", "seconds": 5],
+                          body: .multipart(form))) { _ in ended.increment() }
+        try await Task.sleep(milliseconds: 300)
+        handle.cancel()
+        try await Task.sleep(milliseconds: 200)
+        #expect(ended.count == 1)
+        #expect(Self.temporaryFiles() == before)
+    }
+}
