@@ -190,6 +190,12 @@ SSE_SCRIPTS = {
     ],
     # One event, then silence: a stall the deadline must end.
     "stall": [(b"data: one\n\n", 30)],
+    # Line-delimited JSON with a character split across writes and a CRLF, the last line unterminated.
+    "ndjson": [
+        (b'{"n": 1, "city": "\xe5\x8c', 0.02),
+        (b'\x97\xe4\xba\xac"}\n{"n": 2}\r', 0.02),
+        (b'\n{"n": 3}', 0),
+    ],
     # Events forever, 50 ms apart: cancelled mid-stream.
     "endless": [(b"data: tick\n\n", 0.05)] * 2000,
 }

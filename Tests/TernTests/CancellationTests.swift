@@ -129,6 +129,9 @@ extension TernError: Equatable {
         case (.clientInvalidated, .clientInvalidated): true
         case (.cacheMiss(let a), .cacheMiss(let b)): a == b
         case (.redirectFailed(let a), .redirectFailed(let b)): a == b
+        case (.responseTooLarge(let a), .responseTooLarge(let b)): a == b
+        case (.business(let a, let x, let p), .business(let b, let y, let q)): a == b && x == y && p == q
+        case (.failedAfterRetries(let a, let x), .failedAfterRetries(let b, let y)): a == b && x == y
         default: false
         }
     }

@@ -64,8 +64,16 @@ extension Client {
         delegate: any RequestDelegate,
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
-        let request = convertible.makeRequest()
+        var request = convertible.makeRequest()
         let box = WeakDelegate(delegate)
+        if let transfers = delegate as? any TransferDelegate {
+            // A transfer delegate follows progress too, with the request's handle.
+            let follower = WeakTransferDelegate(transfers)
+            request.progressObserver = { handle, progress in
+                guard let handle, let delegate = follower.delegate else { return }
+                delegate.request(handle, didUpdate: progress)
+            }
+        }
         let hit: @Sendable (RequestHandle?, Response<Value>) -> Void = { handle, response in
             guard let delegate = box.delegate, let handle else { return }
             delegate.request(handle, didHitCacheWith: response.erased())

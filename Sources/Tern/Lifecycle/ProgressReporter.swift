@@ -19,13 +19,34 @@ final class ProgressReporter: Sendable {
         var isStopped = false
     }
 
-    private let handler: @Sendable (TransferProgress) -> Void
+    private let handler: @Sendable (RequestHandle?, TransferProgress) -> Void
     private let queue: CallbackQueue
     private let state = Locked(State())
+    /// The request reported on, for the handle delegates receive.
+    private let owner = Locked(WeakCore())
 
-    init(queue: CallbackQueue, handler: @escaping @Sendable (TransferProgress) -> Void) {
+    init(queue: CallbackQueue, handler: @escaping @Sendable (RequestHandle?, TransferProgress) -> Void) {
         self.queue = queue
         self.handler = handler
+    }
+
+    /// The reporter for `request`'s progress handler and observer, nil when it has neither.
+    static func forRequest<Value>(_ request: Request<Value>, queue: CallbackQueue) -> ProgressReporter? {
+        switch (request.progress, request.progressObserver) {
+        case (nil, nil): nil
+        case (let handler?, nil): ProgressReporter(queue: queue) { _, progress in handler(progress) }
+        case (nil, let observer?): ProgressReporter(queue: queue, handler: observer)
+        case (let handler?, let observer?):
+            ProgressReporter(queue: queue) { handle, progress in
+                handler(progress)
+                observer(handle, progress)
+            }
+        }
+    }
+
+    /// Names the request reported on (its core calls this once it exists).
+    func attach(_ core: RequestCore) {
+        owner.withLock { $0.core = core }
     }
 
     /// A (new) response began: download counts restart, with its `Content-Length` as the total;
@@ -81,6 +102,13 @@ final class ProgressReporter: Sendable {
             defer { state.uploadChanged = false; state.downloadChanged = false }
             return [state.uploadChanged ? state.upload : nil, state.downloadChanged ? state.download : nil].compactMap { $0 }
         }
-        pending.forEach(handler)
+        guard !pending.isEmpty else { return }
+        let handle = owner.withLock { $0.core }?.handle
+        for progress in pending { handler(handle, progress) }
     }
+}
+
+/// A weak reference to a request's core.
+struct WeakCore: Sendable {
+    weak var core: RequestCore?
 }

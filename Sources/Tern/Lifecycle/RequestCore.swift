@@ -87,6 +87,7 @@ final class RequestCore: Sendable {
         self.reportsCancellation = reportsCancellation
         self.identity = identity
         self.progress = progress
+        progress?.attach(self)
     }
 
     /// Creates the public handle. The core holds it weakly; the call keeps it alive until
@@ -298,12 +299,32 @@ final class RequestCore: Sendable {
             return (state.timeout, state.attempt, state.call, state.exchange)
         }
         guard let expired else {
-            let seconds = state.withLock { $0.timeout }
+            let (seconds, call) = state.withLock { ($0.timeout, $0.call) }
+            // A streamed response that is still receiving counts its deadline from its last chunk.
+            if let later = call?.extendedDeadline(), rearm(at: later) { return }
             terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
             return
         }
         expired.exchange?.cancel()
         expired.call?.attemptTimedOut(expired.attempt, after: expired.seconds)
+    }
+
+    /// Moves a passed deadline on to `deadline`, if the request is still running.
+    private func rearm(at deadline: DispatchTime) -> Bool {
+        let running = state.withLock { state -> Bool in
+            guard state.stage == .running else { return false }
+            state.deadline = deadline
+            return true
+        }
+        if running { DeadlineScheduler.shared.add(self, at: deadline) }
+        return running
+    }
+
+    /// Pauses (or resumes) reading the running exchange's response: a streamed body's reader
+    /// has fallen behind (or caught up).
+    func setExchangePaused(_ paused: Bool) {
+        guard let exchange = state.withLock({ $0.exchange }) else { return }
+        if paused { exchange.suspend() } else { exchange.resume() }
     }
 
     /// Claims the right to deliver a processed result: true once, and only if nothing else
@@ -362,6 +383,9 @@ protocol CallTerminal: AnyObject, Sendable {
     /// The request reached `.finished`, however it ended (its callback may still be on its
     /// way): release what it holds outside memory, like temporary files.
     func ended()
+    /// When the deadline has passed: a later deadline to use instead (a streamed response counts
+    /// from its last chunk), or nil to time out now.
+    func extendedDeadline() -> DispatchTime?
 }
 
 /// The public handle, held weakly by its core.

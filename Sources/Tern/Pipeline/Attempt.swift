@@ -16,7 +16,8 @@ final class Attempt: @unchecked Sendable {
     let call: any AttemptOwner
     private var head: HTTPURLResponse?
     private var body = Data()
-    /// False while a download's body goes to its file: chunks are counted, not kept.
+    /// False while a download's body goes to its file or a streamed body to its reader: chunks
+    /// are counted, not kept.
     private var keepsBody = true
     private(set) var marks = AttemptMarks()
 
@@ -44,14 +45,18 @@ final class Attempt: @unchecked Sendable {
                 let toFile: Bool
                 (toFile, resumedFrom) = download.responseStarted(response)
                 keepsBody = !toFile
+            } else if let sink = call.chunkSink {
+                keepsBody = !sink.accepts(response)
             }
             progress?.responseStarted(response, resumedFrom: resumedFrom)
         case .data(let chunk):
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
             if keepsBody {
                 if body.isEmpty { body = chunk } else { body.append(chunk) }
+            } else if let download = call.download {
+                download.received(chunk)
             } else {
-                call.download?.received(chunk)
+                call.chunkSink?.receive(chunk)
             }
             progress?.received(chunk.count)
             if let monitor = call.monitor {
@@ -109,6 +114,8 @@ protocol AttemptOwner: AnyObject, Sendable {
     var monitor: MonitorChannel? { get }
     /// The files of a download request; nil for other requests.
     var download: DownloadSession? { get }
+    /// Where a streamed response's chunks go; nil when the body is kept.
+    var chunkSink: ChunkSink? { get }
     /// The attempt's exchange completed with a response and its body, or failed.
     func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>)
 }

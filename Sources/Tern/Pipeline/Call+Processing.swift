@@ -71,6 +71,8 @@ extension Call {
         guard case .failure(let error) = result, attempt > 0, retryPolicy.maxAttempts > 1 || retryPolicy.decide != nil else {
             return .deliver
         }
+        // Chunks already handed over would be handed over again.
+        if let chunkSink, chunkSink.hasDelivered { return .deliver }
         switch retryPolicy.decision(for: RetryContext(method: core.method, url: url, attempt: attempt, error: error)) {
         case .deliver: return .deliver
         case .retry(let delay): return .retry(after: delay)

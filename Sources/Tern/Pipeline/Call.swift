@@ -55,6 +55,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     let download: DownloadSession?
     /// The body, when it is streamed from disk (a file, a large multipart form); nil otherwise.
     let upload: UploadSource?
+    /// Where a streamed response's chunks go (`Request.onChunk`); nil when the body is kept.
+    let chunkSink: ChunkSink?
 
     // MARK: 1. Prepare
 
@@ -80,7 +82,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
         }
         let strategy = request.repeatStrategy ?? client.configuration.repeatStrategy
-        let progress = request.progress.map { ProgressReporter(queue: progressQueue, handler: $0) }
+        let progress = ProgressReporter.forRequest(request, queue: progressQueue)
         var identity = strategy == .allow ? nil
             : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
         // A body on disk is not compared: an upload is never identical to another one.
@@ -111,8 +113,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
         self.retryPolicy = request.retryPolicy ?? settings.retryPolicy
         self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
-        // Bodies in files, either way, are not cached.
-        self.plan = download != nil || upload != nil ? nil
+        self.chunkSink = request.chunkHandler.map {
+            ChunkSink(handler: $0, queue: queue, validation: request.validation ?? settings.validation, core: core)
+        }
+        // Bodies in files, either way, and streamed bodies are not cached.
+        self.plan = download != nil || upload != nil || request.chunkHandler != nil ? nil
             : client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
         self.download = download
         self.upload = upload
@@ -191,12 +196,14 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             return sendOffline(urlRequest, attempt: number, network: network)
         }
         var urlRequest = urlRequest
-        var destination = TransportRequest.Destination.memory(limit: sizeLimit)
+        // A streamed body is not kept, so the size limit does not stop it (an async reader's
+        // buffer applies it instead, see `ByteStream`).
+        var destination = TransportRequest.Destination.memory(limit: chunkSink == nil ? sizeLimit : nil)
         if let download {
             // Each attempt (a retry too) resumes from what is on disk now.
             destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
         }
-        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil)
+        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil || chunkSink != nil)
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
         if let upload, urlRequest.httpMethod == self.urlRequest.httpMethod {
             guard let file = upload.file else { return prepareUpload(upload, then: urlRequest, attempt: number) }
@@ -204,7 +211,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         }
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
         let attempt = Attempt(number: number, sending: exchange, call: self)
-        if strategy == .share, download == nil, upload == nil,
+        if strategy == .share, download == nil, upload == nil, chunkSink == nil,
            let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
             core.attach(membership, attempt: number)
         } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
@@ -371,6 +378,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     func ended() {
         download?.ended()
         upload?.ended()
+    }
+
+    /// A streamed response that is still receiving counts its deadline from its last chunk.
+    func extendedDeadline() -> DispatchTime? {
+        chunkSink?.deadline(after: timeout)
     }
 
     /// The request was cancelled (reported or not).

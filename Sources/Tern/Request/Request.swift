@@ -76,6 +76,10 @@ public struct Request<Value: Sendable>: Sendable {
     var storedHooks: Hooks?
     /// Where a download request (`Request.download`) writes its body; nil for other requests.
     var download: DownloadTarget?
+    /// Receives the body chunk by chunk instead of keeping it (`onChunk`, `Client.stream`).
+    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)?
+    /// Receives progress with the request's handle (a `TransferDelegate`), besides `progress`.
+    var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -110,6 +114,8 @@ public struct Request<Value: Sendable>: Sendable {
         self.group = nil
         self.storedHooks = nil
         self.download = nil
+        self.chunkHandler = nil
+        self.progressObserver = nil
     }
 
     /// A copy with `tags` added.
@@ -138,6 +144,22 @@ public struct Request<Value: Sendable>: Sendable {
     public func owned(by owner: AnyObject) -> Request {
         var copy = self
         copy.lifetime = .owner(owner)
+        return copy
+    }
+}
+
+extension Request where Value == Data {
+    /// A copy that hands the response body to `handler` chunk by chunk as it arrives, on the
+    /// callback queue and in order, instead of keeping it: the response the completion receives
+    /// has an empty body. For long-lived and incremental responses (server-sent events,
+    /// line-delimited JSON, a model streaming tokens); `Client.stream` offers the same as an
+    /// `AsyncSequence`. The status (and content type) is validated when the head arrives: a
+    /// failing response keeps its body for its `TernError` and delivers no chunk. The deadline
+    /// (`timeout`) counts from the last chunk, not from the start, and a request that delivered
+    /// chunks is never retried (they would be delivered twice).
+    public func onChunk(_ handler: @escaping @Sendable (Data) -> Void) -> Request {
+        var copy = self
+        copy.chunkHandler = { _, chunk, _ in handler(chunk) }
         return copy
     }
 }

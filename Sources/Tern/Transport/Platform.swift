@@ -38,4 +38,19 @@ enum Platform {
         return URLError(.networkConnectionLost, userInfo: info)
         #endif
     }
+
+    /// Whether a running URLSession task can be paused with `suspend()` and go on with `resume()`.
+    ///
+    /// Measured on Linux (2026-11-30, `StreamingTests`): `resume()` after `suspend()` of a running
+    /// data task sends the request again and delivers the body again from its first byte, after
+    /// the bytes already delivered (a 30 MB body arrived as 30.3 MB, the server saw two GETs).
+    /// So Tern never suspends a task there: a slow stream reader's buffer is bounded by the size
+    /// limit instead.
+    static var pausesTasks: Bool {
+        #if canImport(Darwin)
+        true
+        #else
+        false
+        #endif
+    }
 }

@@ -98,6 +98,19 @@ public protocol TransportTask: Sendable {
     /// Stops the exchange; the transport then completes it with `URLError(.cancelled)`, unless it
     /// already completed. Calling it more than once has no further effect.
     func cancel()
+    /// Stops reading the response for now (a streamed body's reader has fallen behind); the
+    /// exchange's deadline is the caller's business. Optional: the default does nothing, and a
+    /// reader then buffers what arrives.
+    func suspend()
+    /// Reads the response again after `suspend()`. Optional: the default does nothing.
+    func resume()
+}
+
+extension TransportTask {
+    /// Does nothing: this transport cannot pause an exchange.
+    public func suspend() {}
+    /// Does nothing: this transport cannot pause an exchange.
+    public func resume() {}
 }
 
 /// What a transport reports about one exchange.

@@ -141,6 +141,9 @@ private struct SessionTask: TransportTask {
     let task: URLSessionTask
     let delegate: SessionDelegate
     func cancel() { delegate.cancel(task) }
+    // Not on Linux, where a resumed task starts its request over (see `Platform.pausesTasks`).
+    func suspend() { if Platform.pausesTasks { task.suspend() } }
+    func resume() { if Platform.pausesTasks { task.resume() } }
 }
 
 /// Lets a completion handler reach the task it belongs to.

@@ -1,0 +1,118 @@
+import Foundation
+
+/// A response body as it arrives, for `await` callers: `for try await chunk in client.stream(r)`.
+/// `lines` and `events` read it as text lines or server-sent events.
+///
+/// Each iteration sends the request once (iterating again sends it again). A failing status
+/// throws its `TernError` from the first `next()`, before any chunk; a failure after some chunks
+/// throws after them. Chunks wait in a bounded buffer: past `bufferLimit` bytes the exchange is
+/// paused until the reader catches up (back-pressure: URLSession suspends its task on Apple
+/// platforms). URLSession on Linux cannot pause a task (a resumed task sends its request again),
+/// so there chunks keep arriving, and once more than the request's size limit
+/// (`maximumResponseSize`) waits for a slow reader, the stream fails with `.responseTooLarge`
+/// after the reader had everything before it: memory stays bounded, nothing is silently lost. Cancelling the iterating task, or dropping the
+/// iterator (leaving the loop), cancels the request. The request's deadline counts from the
+/// last chunk (see `Request.onChunk`).
+/// Thread safety: a value type, safe to share; one iterator per task.
+public struct ByteStream: AsyncSequence, Sendable {
+    /// A chunk of the body.
+    public typealias Element = Data
+
+    let client: Client
+    let request: Request<Data>
+    /// Bytes buffered ahead of the reader before the exchange is paused. Default 1 MB.
+    public var bufferLimit = 1 << 20
+
+    /// Starts the request and returns its iterator.
+    public func makeAsyncIterator() -> Iterator {
+        let size = request.maximumResponseSize ?? client.configuration.maximumResponseSize
+        let buffer = StreamBuffer(limit: bufferLimit, hardLimit: size == Int.max ? nil : size)
+        var request = request
+        request.chunkHandler = { [weak buffer] _, chunk, _ in buffer?.append(chunk) }
+        request.callbackQueue = .immediate
+        request.reportsCancellation = true
+        buffer.handle = client.send(request, queue: .immediate) { [weak buffer] result in buffer?.finish(result) }
+        return Iterator(buffer: buffer)
+    }
+
+    /// Reads the next chunk; nil at the end of the body.
+    public struct Iterator: AsyncIteratorProtocol {
+        let buffer: StreamBuffer
+
+        /// The next chunk, nil at the end; throws `TernError`.
+        public mutating func next() async throws -> Data? {
+            try await buffer.next()
+        }
+    }
+
+    /// The body as lines of text (UTF-8), split at LF with a CR before it dropped; a last line
+    /// without a line feed comes too.
+    public var lines: Lines { Lines(bytes: self) }
+
+    /// The body as server-sent events (`text/event-stream`, parsed as the HTML standard says).
+    public var events: ServerSentEvents { ServerSentEvents(bytes: self) }
+}
+
+/// Server-sent events read from a `ByteStream`.
+/// Thread safety: a value type, safe to share; one iterator per task.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    /// One event.
+    public typealias Element = ServerSentEvent
+    let bytes: ByteStream
+
+    /// Starts the request and returns its iterator.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(bytes: bytes.makeAsyncIterator())
+    }
+
+    /// Reads the next event; nil at the end of the stream.
+    public struct Iterator: AsyncIteratorProtocol {
+        var bytes: ByteStream.Iterator
+        var parser = ServerSentEventParser()
+        var ready: [ServerSentEvent] = []
+
+        /// The next event, nil at the end; throws `TernError`.
+        public mutating func next() async throws -> ServerSentEvent? {
+            while ready.isEmpty {
+                guard let chunk = try await bytes.next() else { return nil }
+                ready = parser.feed(chunk)
+            }
+            return ready.removeFirst()
+        }
+    }
+}
+
+/// The lines of a `ByteStream`.
+/// Thread safety: a value type, safe to share; one iterator per task.
+public struct Lines: AsyncSequence, Sendable {
+    /// One line, without its line ending.
+    public typealias Element = String
+    let bytes: ByteStream
+
+    /// Starts the request and returns its iterator.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(bytes: bytes.makeAsyncIterator())
+    }
+
+    /// Reads the next line; nil at the end of the body.
+    public struct Iterator: AsyncIteratorProtocol {
+        var bytes: ByteStream.Iterator
+        var splitter = LineSplitter()
+        var ready: [String] = []
+        var ended = false
+
+        /// The next line, nil at the end; throws `TernError`.
+        public mutating func next() async throws -> String? {
+            while ready.isEmpty {
+                guard !ended else { return nil }
+                if let chunk = try await bytes.next() {
+                    ready = splitter.feed(chunk)
+                } else {
+                    ended = true
+                    ready = splitter.finish().map { [$0] } ?? []
+                }
+            }
+            return ready.removeFirst()
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Hands a streamed response body to its reader chunk by chunk (`Request.onChunk`,
+/// `Client.stream`): on the callback queue, in order, only after the head passed validation,
+/// never after the request ended. It also keeps the time of the last chunk: a streamed response
+/// counts its deadline from there.
+/// Thread safety: safe to use from any thread; chunks arrive from one exchange at a time.
+final class ChunkSink: Sendable {
+    private let handler: @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void
+    private let queue: CallbackQueue
+    private let validation: ResponseValidation
+    private let core: RequestCore
+    private struct State {
+        var delivered = false
+        var lastActivity: UInt64 = 0
+        var head: HTTPURLResponse?
+    }
+    private let state = Locked(State())
+
+    init(handler: @escaping @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void, queue: CallbackQueue, validation: ResponseValidation,
+         core: RequestCore) {
+        self.handler = handler
+        self.queue = queue
+        self.validation = validation
+        self.core = core
+    }
+
+    /// A response head arrived: whether its body is streamed (it passes validation) rather
+    /// than kept for the error it becomes (or for the redirect it is).
+    func accepts(_ response: HTTPURLResponse) -> Bool {
+        state.withLock { state in
+            state.lastActivity = DispatchTime.now().uptimeNanoseconds
+            state.head = response
+        }
+        do {
+            try validation.validate(response, body: Data(), serializerTypes: nil)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// A chunk of an accepted body arrived.
+    func receive(_ chunk: Data) {
+        guard let head = state.withLock({ state -> HTTPURLResponse? in
+            state.delivered = true
+            state.lastActivity = DispatchTime.now().uptimeNanoseconds
+            return state.head
+        }) else { return }
+        queue.perform { [self] in
+            // A cancel or the deadline finished the request: nothing more. (A completion comes
+            // after every chunk queued before it, so it never finishes the request early.)
+            guard core.phase != .finished else { return }
+            handler(core.handle, chunk, head)
+        }
+    }
+
+    /// Whether any chunk went to the reader: then the request is never retried.
+    var hasDelivered: Bool { state.withLock { $0.delivered } }
+
+    /// The deadline `timeout` seconds after the last sign of life, if that is still ahead.
+    func deadline(after timeout: TimeInterval) -> DispatchTime? {
+        let last = state.withLock { $0.lastActivity }
+        guard last > 0 else { return nil }
+        let deadline = DispatchTime(uptimeNanoseconds: last) + timeout
+        return deadline > .now() ? deadline : nil
+    }
+}

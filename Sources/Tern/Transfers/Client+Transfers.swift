@@ -1,0 +1,105 @@
+import Foundation
+
+/// A `RequestDelegate` that also follows transfers: progress, and the chunks (and server-sent
+/// events) of a streamed response. Every method has a default that does nothing.
+/// Thread safety: Tern calls a delegate only on the request's callback queue.
+public protocol TransferDelegate: RequestDelegate {
+    /// Upload or download progress (see `Request.progress`); any request sent with this delegate.
+    func request(_ request: RequestHandle, didUpdate progress: TransferProgress)
+    /// A chunk of a body streamed with `Client.stream(_:delegate:queue:)`, in order.
+    func request(_ request: RequestHandle, didReceive chunk: Data)
+    /// An event of a streamed `text/event-stream` response, after the chunk that completed it.
+    func request(_ request: RequestHandle, didReceive event: ServerSentEvent)
+}
+
+extension TransferDelegate {
+    /// Does nothing.
+    public func request(_ request: RequestHandle, didUpdate progress: TransferProgress) {}
+    /// Does nothing.
+    public func request(_ request: RequestHandle, didReceive chunk: Data) {}
+    /// Does nothing.
+    public func request(_ request: RequestHandle, didReceive event: ServerSentEvent) {}
+}
+
+extension Client {
+    /// Streams the response body to `onChunk` as it arrives, then calls `completion` once (its
+    /// response has an empty body). See `Request.onChunk` for validation, deadline and retries.
+    /// - Parameters:
+    ///   - convertible: A request (or endpoint) whose value is `Data`.
+    ///   - queue: Where `onChunk` and `completion` run; nil uses the request's or client's.
+    ///   - onChunk: Each chunk, in order, before the completion.
+    ///   - completion: The outcome.
+    /// - Returns: A handle that can cancel the stream.
+    @discardableResult
+    public func stream(_ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
+                       onChunk: @escaping @Sendable (Data) -> Void,
+                       completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void) -> RequestHandle {
+        send(convertible.makeRequest().onChunk(onChunk), queue: queue, completion: completion)
+    }
+
+    /// Streams a `text/event-stream` response to `onEvent`, one server-sent event at a time,
+    /// then calls `completion` once. See `Request.onChunk` for validation, deadline and retries.
+    @discardableResult
+    public func events(_ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
+                       onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+                       completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void) -> RequestHandle {
+        // Chunks reach the parser one at a time, in order, on the callback queue.
+        let parser = Locked(ServerSentEventParser())
+        return stream(convertible, queue: queue, onChunk: { chunk in
+            parser.withLock { $0.feed(chunk) }.forEach(onEvent)
+        }, completion: completion)
+    }
+
+    /// Streams the response body to `delegate` (`request(_:didReceive:)` per chunk, and per
+    /// server-sent event when the response is a `text/event-stream`), then its result.
+    /// - Parameters:
+    ///   - convertible: A request (or endpoint) whose value is `Data`.
+    ///   - delegate: Receives chunks, events, progress and the result; not retained.
+    ///   - queue: Where the delegate is called; nil uses the request's or client's.
+    /// - Returns: A handle that can cancel the stream; the delegate receives it too.
+    @discardableResult
+    public func stream(_ convertible: some RequestConvertible<Data>, delegate: any TransferDelegate,
+                       queue: CallbackQueue? = nil) -> RequestHandle {
+        var request = convertible.makeRequest()
+        let box = WeakTransferDelegate(delegate)
+        let parser = Locked<ServerSentEventParser?>(nil)
+        request.chunkHandler = { handle, chunk, response in
+            guard let handle, let delegate = box.delegate else { return }
+            delegate.request(handle, didReceive: chunk)
+            let events = parser.withLock { parser -> [ServerSentEvent] in
+                if parser == nil, response.mimeType?.lowercased() == "text/event-stream" { parser = ServerSentEventParser() }
+                return parser?.feed(chunk) ?? []
+            }
+            for event in events { delegate.request(handle, didReceive: event) }
+        }
+        return send(request, delegate: delegate, queue: queue)
+    }
+
+    /// Streams the response body for `await` callers:
+    /// ```swift
+    /// for try await event in client.stream(Request<Data>("updates")).events { … }
+    /// ```
+    /// Nothing is sent until the sequence is iterated (see `ByteStream`).
+    public func stream(_ convertible: some RequestConvertible<Data>) -> ByteStream {
+        ByteStream(client: self, request: convertible.makeRequest())
+    }
+
+    /// Starts `convertible` and returns it as a `Transfer`: its progress as an async sequence,
+    /// and its response to await.
+    /// ```swift
+    /// let transfer = client.transfer(.download("maps/radar.png", to: file))
+    /// for await progress in transfer.progress { bar.show(progress) }
+    /// let file = try await transfer.response.value
+    /// ```
+    public func transfer<Value>(_ convertible: some RequestConvertible<Value>) -> Transfer<Value> {
+        Transfer(client: self, request: convertible.makeRequest())
+    }
+}
+
+/// A weak reference to a transfer delegate that can travel to the callback queue.
+// Sendable: written once in init, only read afterwards (weak loads are atomic); the delegate is
+// only called on the request's callback queue.
+final class WeakTransferDelegate: @unchecked Sendable {
+    weak var delegate: (any TransferDelegate)?
+    init(_ delegate: any TransferDelegate) { self.delegate = delegate }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Streamed responses: the parsers on their own, then the fixture's `/sse` in the three callback
+/// styles — events split across chunks, a failing status, a stall, a cancel — and back-pressure.
+@Suite struct StreamingTests {
+    /// The events of the fixture's "basic" script.
+    static let basicEvents = [
+        ServerSentEvent(data: "first"),
+        ServerSentEvent(event: "update", data: "second", id: "7"),
+        ServerSentEvent(data: "line one\nline two", id: "7", retry: 1500),
+        ServerSentEvent(data: "no space", id: "", retry: 1500),
+        ServerSentEvent(data: "fourth", id: "", retry: 1500),
+    ]
+
+    static let basicScript: [String] = [
+        "\u{FEFF}: a comment, ignored\n\n", "data: first\n\n", "event: update\nid: 7\nda", "ta: sec", "ond\r\n\r\n",
+        "retry: 1500\ndata: line one\ndata: line two\n\n", "data:no space\rid\r\r", "unknown: x\ndata: fourth\n\n",
+        "data: never dispatched",
+    ]
+
+    @Test func theEventParserFollowsTheHTMLStandardWhateverTheChunking() {
+        let bytes = Data(Self.basicScript.joined().utf8)
+        for size in [1, 2, 3, 7, 64, bytes.count] {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEvent] = []
+            var start = 0
+            while start < bytes.count {
+                events += parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
+                start += size
+            }
+            #expect(events == Self.basicEvents, "chunks of \(size) bytes")
+        }
+        var parser = ServerSentEventParser()
+        #expect(parser.feed(Data("retry: 12x\ndata: a\r".utf8)).isEmpty)
+        #expect(parser.feed(Data("\n\n".utf8)) == [ServerSentEvent(data: "a")])  // CR + LF across chunks: one line end
+    }
+
+    @Test func linesKeepCharactersSplitAcrossChunks() {
+        var splitter = LineSplitter()
+        let text = Data("北京\r\n上海\nend".utf8)
+        var lines: [String] = []
+        for byte in text { lines += splitter.feed(Data([byte])) }
+        #expect(lines == ["北京", "上海"])
+        #expect(splitter.finish() == "end")
+    }
+
+    @Test func anAsyncStreamDeliversEventsLinesAndBytes() async throws {
+        let client = try Transfers.client()
+        var events: [ServerSentEvent] = []
+        for try await event in client.stream(Request<Data>("sse", query: ["script": "basic"])).events { events.append(event) }
+        #expect(events == Self.basicEvents)
+        var lines: [String] = []
+        for try await line in client.stream(Request<Data>("sse", query: ["script": "ndjson"])).lines { lines.append(line) }
+        #expect(lines == [#"{"n": 1, "city": "北京"}"#, #"{"n": 2}"#, #"{"n": 3}"#])
+        var bytes = Data()
+        for try await chunk in client.stream(Request<Data>("pattern", query: ["n": 100_000])) { bytes.append(chunk) }
+        #expect(bytes == TestPattern.bytes(100_000))
+    }
+
+    @Test func closuresReceiveEventsThenTheCompletionOnTheirQueue() async throws {
+        let queue = DispatchQueue(label: "events")
+        let events = Locked([ServerSentEvent]())
+        let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
+            _ = try? Transfers.client().events(Request<Data>("sse", query: ["script": "basic"]), queue: .queue(queue), onEvent: { event in
+                dispatchPrecondition(condition: .onQueue(queue))
+                events.withLock { $0.append(event) }
+            }, completion: { continuation.resume(returning: $0) })
+        }
+        #expect(events.withLock { $0 } == Self.basicEvents)
+        let response = try result.get()
+        #expect(response.statusCode == 200 && response.data.isEmpty)  // the body went to the closure
+        #expect(response.header("Content-Type") == "text/event-stream")
+    }
+
+    @Test func aDelegateReceivesChunksEventsAndTheResult() async throws {
+        let delegate = StreamRecorder()
+        let client = try Transfers.client()
+        let handle = client.stream(Request<Data>("sse", query: ["script": "basic"]), delegate: delegate)
+        try await delegate.waitForResult()
+        #expect(delegate.events == Self.basicEvents)
+        #expect(String(decoding: delegate.chunks.reduce(Data(), +), as: UTF8.self) == Self.basicScript.joined())
+        #expect(delegate.handles.allSatisfy { $0 === handle })
+        #expect(delegate.results == ["success"])
+    }
+
+    @Test func aFailingStatusFailsBeforeAnyChunkInEveryStyle() async throws {
+        let client = try Transfers.client()
+        let failing = Request<Data>("sse", query: ["script": "basic", "status": 503])
+        do {
+            for try await _ in client.stream(failing) { Issue.record("a chunk of a 503") }
+            Issue.record("no error")
+        } catch {
+            #expect(error as? TernError == .unacceptableStatus(code: 503, body: Data(Self.basicScript.joined().utf8),
+                                                               headers: (error as? TernError)?.responseHeaders ?? [:]))
+        }
+        let chunks = Counter()
+        let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
+            client.stream(failing, onChunk: { _ in chunks.increment() }, completion: { continuation.resume(returning: $0) })
+        }
+        #expect(chunks.count == 0 && result.failure?.statusCode == 503)
+        let delegate = StreamRecorder()
+        client.stream(failing, delegate: delegate)
+        try await delegate.waitForResult()
+        #expect(delegate.chunks.isEmpty && delegate.results == ["failure 503"])
+    }
+
+    @Test func aStallIsEndedByTheDeadlineCountedFromTheLastChunk() async throws {
+        let client = try Transfers.client()
+        var request = Request<Data>("sse", query: ["script": "stall"])
+        request.timeout = 1
+        let started = Date()
+        var events: [ServerSentEvent] = []
+        do {
+            for try await event in client.stream(request).events { events.append(event) }
+            Issue.record("the stall did not end in an error")
+        } catch {
+            #expect(error as? TernError == .timedOut(after: 1))
+        }
+        let seconds = Date().timeIntervalSince(started)
+        #expect(events == [ServerSentEvent(data: "one")])
+        #expect(seconds >= 0.9 && seconds < 10, "\(seconds) s")
+    }
+
+    @Test func aLongStreamOutlivesItsDeadlineWhileChunksKeepComing() async throws {
+        var request = Request<Data>("drip", query: ["chunks": 12, "interval": 0.1])
+        request.timeout = 0.6  // the whole stream takes 1.2 s; no gap comes near 0.6 s
+        var count = 0
+        for try await _ in try Transfers.client().stream(request) { count += 1 }
+        #expect(count >= 1)
+    }
+
+    @Test func cancellingMidStreamStopsChunksInEveryStyle() async throws {
+        let client = try Transfers.client()
+        let endless = Request<Data>("sse", query: ["script": "endless"])
+        // Async: leaving the loop cancels the request.
+        var seen = 0
+        for try await _ in client.stream(endless).events {
+            seen += 1
+            if seen == 3 { break }
+        }
+        #expect(seen == 3)
+        // Closure: nothing after cancel() returns, then one cancelled completion.
+        let afterCancel = Counter()
+        let cancelled = Locked(false)
+        let completions = Counter()
+        let handle = client.events(endless, queue: .immediate, onEvent: { _ in
+            if cancelled.withLock({ $0 }) { afterCancel.increment() }
+        }, completion: { result in
+            #expect(result.failure == .cancelled(.explicit))
+            completions.increment()
+        })
+        try await Task.sleep(milliseconds: 200)
+        handle.cancel()
+        cancelled.withLock { $0 = true }
+        try await Task.sleep(milliseconds: 300)
+        #expect(afterCancel.count == 0 && completions.count == 1)
+        // Task cancellation ends an async iteration.
+        let task = Task {
+            var count = 0
+            do { for try await _ in client.stream(endless) { count += 1 } } catch { return (count, error as? TernError) }
+            return (count, nil)
+        }
+        try await Task.sleep(milliseconds: 300)
+        task.cancel()
+        let (count, error) = await task.value
+        #expect(count > 0 && error == .cancelled(.explicit))
+    }
+
+    @Test func aSlowReaderIsPausedOrBoundedAndNeverGetsABodyTwice() async throws {
+        let size = 20 * 1024 * 1024
+        let key = Fixture.uniqueKey("slow")
+        try await Transfers.setState(key, ["pace": 10_000_000])
+        var stream = try Transfers.client().stream(Request<Data>("download", query: ["key": key, "size": size]))
+        stream.bufferLimit = 256 * 1024
+        var iterator = stream.makeAsyncIterator()
+        var received = try await iterator.next() ?? Data()
+        try await Task.sleep(milliseconds: 1000)
+        let buffered = iterator.buffer.bufferedBytes
+        if Platform.pausesTasks {
+            #expect(buffered < 4 * 1024 * 1024, "\(buffered) bytes buffered ahead of a stalled reader")
+        }
+        while let chunk = try await iterator.next() {
+            received.append(chunk)
+            if received.count < 4 * 1024 * 1024 { try await Task.sleep(milliseconds: 5) }
+        }
+        #expect(received == TestPattern.bytes(size))
+        #expect(try await Transfers.stats(key).starts == [0])  // sent once, never again
+    }
+
+    @Test func aReaderTooFarBehindFailsAtTheSizeLimitWhereTheTransportCannotPause() async throws {
+        guard !Platform.pausesTasks else { return }
+        let key = Fixture.uniqueKey("behind")
+        var request = Request<Data>("download", query: ["key": key, "size": 8 * 1024 * 1024])
+        request.maximumResponseSize = 1024 * 1024
+        var iterator = try Transfers.client().stream(request).makeAsyncIterator()
+        var received = try await iterator.next()?.count ?? 0
+        try await Task.sleep(milliseconds: 500)  // the body arrives meanwhile
+        do {
+            while let chunk = try await iterator.next() { received += chunk.count }
+            Issue.record("no error")
+        } catch {
+            #expect(error as? TernError == .responseTooLarge(limit: 1024 * 1024))
+        }
+        #expect(received > 1024 * 1024 && received < 8 * 1024 * 1024)
+    }
+}
+
+/// Records what a `TransferDelegate` receives.
+final class StreamRecorder: TransferDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _chunks: [Data] = [], _events: [ServerSentEvent] = [], _results: [String] = [], _handles: [RequestHandle] = []
+    private var _progress: [TransferProgress] = []
+    var chunks: [Data] { lock.withLock { _chunks } }
+    var events: [ServerSentEvent] { lock.withLock { _events } }
+    var results: [String] { lock.withLock { _results } }
+    var handles: [RequestHandle] { lock.withLock { _handles } }
+    var progress: [TransferProgress] { lock.withLock { _progress } }
+
+    func request(_ request: RequestHandle, didReceive chunk: Data) { lock.withLock { _chunks.append(chunk); _handles.append(request) } }
+    func request(_ request: RequestHandle, didReceive event: ServerSentEvent) { lock.withLock { _events.append(event) } }
+    func request(_ request: RequestHandle, didUpdate progress: TransferProgress) { lock.withLock { _progress.append(progress) } }
+    func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) { lock.withLock { _results.append("success") } }
+    func request(_ request: RequestHandle, didFailWith error: TernError) {
+        lock.withLock { _results.append("failure \(error.statusCode.map(String.init) ?? "\(error)")") }
+    }
+    func request(_ request: RequestHandle, didHitCacheWith response: Response<any Sendable>) {}
+
+    func waitForResult(seconds: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while results.isEmpty {
+            try #require(Date() < deadline, "no result")
+            try await Task.sleep(milliseconds: 5)
+        }
+    }
+}
