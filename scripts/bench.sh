@@ -26,6 +26,7 @@ assert len(text) == 1024, len(text)
 open(sys.argv[1], "w").write(text)
 PY
 head -c 10485760 /dev/urandom >"$prefix/www/10mb.bin"
+case " $* " in *" --download-file "*) head -c 104857600 /dev/urandom >"$prefix/www/100mb.bin" ;; esac
 # nginx workers run as an unprivileged user when started as root: mktemp's 0700 would give 403s.
 chmod -R a+rX "$prefix"
 

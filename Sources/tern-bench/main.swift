@@ -21,6 +21,9 @@ struct Options {
     var cache = false
     var cacheOnly: String?
     var cacheHits = false
+    var downloadFile = false
+    var downloadFileChild: String?
+    var count: Int?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -39,6 +42,9 @@ struct Options {
             case "--delivery": delivery = true
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
+            case "--download-file": downloadFile = true
+            case "--download-file-child": downloadFileChild = iterator.next()
+            case "--count": count = Int(iterator.next() ?? "")
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             default:
                 FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
@@ -80,6 +86,21 @@ if options.cache {
 // Cache-hit latency: memory hit, disk hit and network round trip, send to callback.
 if options.cacheHits {
     CacheHits.run(baseURL: options.baseURL, count: options.count(5_000))
+    exit(0)
+}
+
+// Download to file: 100 MB through Request.download against URLSession's download task.
+if let child = options.downloadFileChild {
+    do {
+        try await DownloadToFile.child(child, baseURL: options.baseURL, count: options.count ?? 1)
+    } catch {
+        print("failed: \(error)")
+    }
+    exit(0)
+}
+if options.downloadFile {
+    log("== download-file-100mb: 100 MB to a file (×\(options.scale < 1 ? 1 : 3) per round), Tern's Request.download vs URLSession's download task, a child process each")
+    try DownloadToFile.run(baseURL: options.baseURL, rounds: options.rounds, count: options.scale < 1 ? 1 : 3, json: options.json)
     exit(0)
 }
 

@@ -280,6 +280,56 @@ func readmeNetworkStatus() async {
     _ = api
 }
 
+func readmeMultipart(api: Client, photo: URL) async throws {
+    let upload = Request<JSON>("photos", method: .post, body: .multipart { form in
+        form.append("北京", name: "city")                        // text fields, any Unicode
+        form.append(fileAt: photo, name: "photo")                // file name and MIME type from the file
+        form.append(Data("{}".utf8), name: "meta", fileName: "meta.json")
+    })
+    let reply = try await api.send(upload.onProgress { print($0.completedBytes, "of", $0.expectedBytes ?? 0) })
+    print(reply.json)
+    _ = try await api.send(Request<JSON>("videos/42", method: .put, body: .file(photo)))  // a file as the whole body
+}
+
+func readmeDownload(api: Client, folder: URL) async throws {
+    let radar = Request.download("radar", to: folder.appendingPathComponent("radar.png"),
+                                 options: DownloadOptions(replacesExistingFile: true, isResumable: true, computesChecksum: true))
+    do {
+        let file = try await api.send(radar).value
+        print(file.url.path, file.size, "bytes, resumed from", file.resumedFrom, "sha256", file.sha256 ?? "")
+    } catch {
+        print("interrupted: run it again and it continues from the bytes on disk (\(error))")
+    }
+}
+
+func readmeStreams(api: Client) async throws {
+    for try await event in api.stream(Request<Data>("updates")).events {   // server-sent events
+        print(event.event, event.data, event.id ?? "")
+    }
+    for try await line in api.stream(Request<Data>("completions")).lines {  // line-delimited JSON
+        print(try JSON(data: Data(line.utf8)))
+    }
+    let handle = api.events(Request<Data>("updates"), onEvent: { event in print(event.data) },
+                            completion: { result in print("stream ended:", result) })
+    handle.cancel()
+}
+
+final class UploadScreen: TransferDelegate {
+    func request(_ request: RequestHandle, didUpdate progress: TransferProgress) { print(progress.fractionCompleted ?? 0) }
+    func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) {}
+    func request(_ request: RequestHandle, didFailWith error: TernError) {}
+    func request(_ request: RequestHandle, didHitCacheWith response: Response<any Sendable>) {}
+}
+
+func readmeProgressStyles(api: Client, video: URL, screen: UploadScreen) async throws {
+    let upload = Request<JSON>("videos", method: .post, body: .file(video))
+    api.send(upload.onProgress { progress in print(progress.completedBytes) }) { _ in }  // 1. a closure
+    api.send(upload, delegate: screen)                                                    // 2. a TransferDelegate
+    let transfer = api.transfer(upload)                                                   // 3. an async sequence
+    for await progress in transfer.progress { print(progress.fractionCompleted ?? 0) }
+    print(try await transfer.response.json)
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -104,15 +104,14 @@ import Testing
         let folder = try Transfers.scratch("download-cancel")
         defer { Transfers.clean(folder) }
         let key = Fixture.uniqueKey("dl-cancel")
-        try await Transfers.setState(key, ["pace": 2_000_000])
+        try await Transfers.setState(key, ["pace": 1_000_000])
         let destination = folder.appendingPathComponent("file.bin")
         let partial = URL(fileURLWithPath: destination.path + ".terndownload")
         let ended = Counter()
         let handle = try Transfers.client().send(Request.download("download", to: destination).querying(["key": key, "size": 4_000_000])) { _ in
             ended.increment()
         }
-        try await Transfers.waitForFile(partial, atLeast: 200_000)
-        handle.cancel()
+        try await Transfers.whenFile(partial, reaches: 200_000) { handle.cancel() }
         try await Task.sleep(milliseconds: 300)
         #expect(ended.count == 1)
         #expect(Transfers.contents(folder).isEmpty)
@@ -123,14 +122,13 @@ import Testing
         defer { Transfers.clean(folder) }
         let key = Fixture.uniqueKey("dl-resume")
         let size = 4_000_000
-        try await Transfers.setState(key, ["pace": 2_000_000])
+        try await Transfers.setState(key, ["pace": 1_000_000])
         let destination = folder.appendingPathComponent("file.bin")
         let partial = URL(fileURLWithPath: destination.path + ".terndownload")
         let options = DownloadOptions(isResumable: true, computesChecksum: true)
         let request = Request.download("download", to: destination, options: options).querying(["key": key, "size": size])
         let first = try Transfers.client().send(request) { _ in }
-        try await Transfers.waitForFile(partial, atLeast: 500_000)
-        first.cancel()
+        try await Transfers.whenFile(partial, reaches: 500_000) { first.cancel() }
         try await Task.sleep(milliseconds: 200)
         let onDisk = Transfers.size(partial)
         #expect(onDisk >= 500_000 && onDisk < size)
@@ -236,7 +234,7 @@ extension Request {
         defer { Transfers.clean(folder) }
         let key = Fixture.uniqueKey("dl-kill")
         let size = 8_000_000
-        try await Transfers.setState(key, ["pace": 4_000_000])
+        try await Transfers.setState(key, ["pace": 2_000_000])
         let destination = folder.appendingPathComponent("file.bin")
         let partial = URL(fileURLWithPath: destination.path + ".terndownload")
         let url = try TestServers.fixture() + "/download?key=\(key)&size=\(size)"
@@ -245,9 +243,8 @@ extension Request {
         first.arguments = ["download", url, destination.path, "--checksum"]
         first.standardOutput = FileHandle.nullDevice
         try first.run()
-        try await Transfers.waitForFile(partial, atLeast: 1_000_000)
-        kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        let killed = await Transfers.signal(SIGKILL, to: first, whenFile: partial, reaches: 1_000_000)
+        try #require(killed, "tern-transfer ended before it was killed (status \(first.terminationStatus))")
         #expect(first.terminationReason == .uncaughtSignal)
         let onDisk = Transfers.size(partial)
         #expect(Transfers.contents(folder) == ["file.bin.terndownload", "file.bin.terndownload.resume"])

@@ -47,12 +47,35 @@ enum Transfers {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 
-    /// Waits until the file at `url` holds at least `bytes` bytes.
-    static func waitForFile(_ url: URL, atLeast bytes: Int64, seconds: Double = 20) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while size(url) < bytes {
-            try #require(Date() < deadline, "the file never reached \(bytes) bytes")
-            try await Task.sleep(milliseconds: 5)
+    /// Runs `action` as soon as the file at `url` holds `bytes` bytes, watching from a thread of
+    /// its own (the test's concurrency threads may be busy for longer than the whole transfer
+    /// takes). Fails the test when that does not happen within 30 s.
+    static func whenFile(_ url: URL, reaches bytes: Int64, _ action: @escaping @Sendable () -> Void) async throws {
+        let reached: Bool = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let deadline = Date().addingTimeInterval(30)
+                while Date() < deadline, size(url) < bytes { usleep(500) }
+                let reached = size(url) >= bytes
+                if reached { action() }
+                continuation.resume(returning: reached)
+            }
+        }
+        try #require(reached, "the file never reached \(bytes) bytes")
+    }
+
+    /// Sends `signal` to `process` once the file at `url` holds `bytes` bytes, watching from a
+    /// thread of its own (the test's concurrency threads may be busy for longer than the whole
+    /// transfer takes); waits for the process to end. False when it ended first (or in 30 s).
+    static func signal(_ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let deadline = Date().addingTimeInterval(30)
+                while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
+                let running = process.isRunning
+                if running { kill(process.processIdentifier, signal) }
+                process.waitUntilExit()
+                continuation.resume(returning: running)
+            }
         }
     }
 
