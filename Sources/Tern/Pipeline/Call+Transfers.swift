@@ -1,8 +1,37 @@
 import Foundation
 
-/// Stage 4 for bodies on disk: a large multipart form is written to its temporary file before
-/// the first attempt, off the caller's thread (`send` must return at once).
+/// Stage 4 for transfers: what each attempt's exchange reads its body from and writes its
+/// response to — a download's partial file and the offset it resumes from, a body on disk (a
+/// large multipart form is written to its temporary file before the first attempt, off the
+/// caller's thread: `send` must return at once), a streamed response.
 extension Call {
+    /// The request and exchange of attempt `number` of `urlRequest`; nil when a multipart form
+    /// must first be written to disk (the attempt is sent once it is).
+    func exchange(for urlRequest: URLRequest, attempt number: Int) -> (URLRequest, TransportRequest)? {
+        var urlRequest = urlRequest
+        // A streamed body is not kept, so the size limit does not stop it (an async reader's
+        // buffer applies it instead, see `ByteStream`).
+        var destination = TransportRequest.Destination.memory(limit: chunkSink == nil ? sizeLimit : nil)
+        if let download {
+            // Each attempt (a retry too) resumes from what is on disk now.
+            destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
+        }
+        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil || chunkSink != nil)
+        // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
+        if let upload, urlRequest.httpMethod == self.urlRequest.httpMethod {
+            guard let file = upload.file else {
+                prepareUpload(upload, then: urlRequest, attempt: number)
+                return nil
+            }
+            exchange.body = .file(file)
+        }
+        return (urlRequest, exchange)
+    }
+
+    /// Whether the request reads or writes files or streams its response: then it never shares
+    /// an exchange with identical requests (`.share`).
+    var movesFiles: Bool { download != nil || upload != nil || chunkSink != nil }
+
     /// Writes a large multipart form to its temporary file off this thread (the first attempt
     /// starts inside `send`), then sends attempt `number` unless the request ended meanwhile.
     func prepareUpload(_ upload: UploadSource, then urlRequest: URLRequest, attempt number: Int) {
@@ -12,5 +41,17 @@ extension Call {
             }
             if core.adapted(urlRequest, attempt: number) { send(urlRequest, attempt: number) }
         }
+    }
+
+    /// The request ended: a download that did not succeed leaves no file (unless resumable), and
+    /// a multipart form's temporary file goes.
+    func ended() {
+        download?.ended()
+        upload?.ended()
+    }
+
+    /// A streamed response that is still receiving counts its deadline from its last chunk.
+    func extendedDeadline() -> DispatchTime? {
+        chunkSink?.deadline(after: timeout)
     }
 }

@@ -195,23 +195,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
            !network.status.isReachable {
             return sendOffline(urlRequest, attempt: number, network: network)
         }
-        var urlRequest = urlRequest
-        // A streamed body is not kept, so the size limit does not stop it (an async reader's
-        // buffer applies it instead, see `ByteStream`).
-        var destination = TransportRequest.Destination.memory(limit: chunkSink == nil ? sizeLimit : nil)
-        if let download {
-            // Each attempt (a retry too) resumes from what is on disk now.
-            destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
-        }
-        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil || chunkSink != nil)
-        // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
-        if let upload, urlRequest.httpMethod == self.urlRequest.httpMethod {
-            guard let file = upload.file else { return prepareUpload(upload, then: urlRequest, attempt: number) }
-            exchange.body = .file(file)
-        }
+        // Files take part here: where a download resumes from, a body on disk (see Call+Transfers.swift).
+        guard let (urlRequest, exchange) = exchange(for: urlRequest, attempt: number) else { return }
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
         let attempt = Attempt(number: number, sending: exchange, call: self)
-        if strategy == .share, download == nil, upload == nil, chunkSink == nil,
+        if strategy == .share, !movesFiles,
            let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
             core.attach(membership, attempt: number)
         } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
@@ -371,18 +359,6 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Delivers an error that ended the request early (cancel, timeout).
     func deliverEarly(_ error: TernError) {
         deliver(.failure(error), claim: .claimed)
-    }
-
-    /// The request ended: a download that did not succeed leaves no file (unless resumable), and
-    /// a multipart form's temporary file goes.
-    func ended() {
-        download?.ended()
-        upload?.ended()
-    }
-
-    /// A streamed response that is still receiving counts its deadline from its last chunk.
-    func extendedDeadline() -> DispatchTime? {
-        chunkSink?.deadline(after: timeout)
     }
 
     /// The request was cancelled (reported or not).

@@ -113,6 +113,7 @@ final class DownloadSession: Sendable {
         let (resumedFrom, digest) = state.withLock { ($0.resumedFrom, $0.digest) }
         do {
             if response.statusCode == 206, let start = Self.rangeStart(response), start != resumedFrom {
+                removePartial()  // the bytes on disk no longer line up: not worth resuming
                 throw URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
                     "the server resumed at byte \(start), the partial file ends at \(resumedFrom)"])
             }

@@ -109,26 +109,26 @@ import Testing
     @Test func aStallIsEndedByTheDeadlineCountedFromTheLastChunk() async throws {
         let client = try Transfers.client()
         var request = Request<Data>("sse", query: ["script": "stall"])
-        request.timeout = 1
+        request.timeout = 2
         let started = Date()
         var events: [ServerSentEvent] = []
         do {
             for try await event in client.stream(request).events { events.append(event) }
             Issue.record("the stall did not end in an error")
         } catch {
-            #expect(error as? TernError == .timedOut(after: 1))
+            #expect(error as? TernError == .timedOut(after: 2))
         }
         let seconds = Date().timeIntervalSince(started)
         #expect(events == [ServerSentEvent(data: "one")])
-        #expect(seconds >= 0.9 && seconds < 10, "\(seconds) s")
+        #expect(seconds >= 1.9 && seconds < 15, "\(seconds) s")
     }
 
     @Test func aLongStreamOutlivesItsDeadlineWhileChunksKeepComing() async throws {
-        var request = Request<Data>("drip", query: ["chunks": 12, "interval": 0.1])
-        request.timeout = 0.6  // the whole stream takes 1.2 s; no gap comes near 0.6 s
-        var count = 0
-        for try await _ in try Transfers.client().stream(request) { count += 1 }
-        #expect(count >= 1)
+        var request = Request<Data>("drip", query: ["chunks": 20, "interval": 0.25])
+        request.timeout = 3  // the whole stream takes 5 s; no gap comes near 3 s, even on a loaded machine
+        var body = Data()
+        for try await chunk in try Transfers.client().stream(request) { body.append(chunk) }
+        #expect(body == Data((0..<20).map { String(format: "chunk%03d", $0) }.joined().utf8))
     }
 
     @Test func cancellingMidStreamStopsChunksInEveryStyle() async throws {
