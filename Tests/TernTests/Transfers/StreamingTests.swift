@@ -157,12 +157,19 @@ import Testing
         try await Task.sleep(milliseconds: 300)
         #expect(afterCancel.count == 0 && completions.count == 1)
         // Task cancellation ends an async iteration.
+        let chunks = Counter()
         let task = Task {
             var count = 0
-            do { for try await _ in client.stream(endless) { count += 1 } } catch { return (count, error as? TernError) }
+            do {
+                for try await _ in client.stream(endless) {
+                    count += 1
+                    chunks.increment()
+                }
+            } catch { return (count, error as? TernError) }
             return (count, nil)
         }
-        try await Task.sleep(milliseconds: 300)
+        let deadline = Date().addingTimeInterval(20)
+        while chunks.count == 0, Date() < deadline { try await Task.sleep(milliseconds: 10) }
         task.cancel()
         let (count, error) = await task.value
         #expect(count > 0 && error == .cancelled(.explicit))
@@ -196,7 +203,9 @@ import Testing
         request.maximumResponseSize = 1024 * 1024
         var iterator = try Transfers.client().stream(request).makeAsyncIterator()
         var received = try await iterator.next()?.count ?? 0
-        try await Task.sleep(milliseconds: 500)  // the body arrives meanwhile
+        // The reader stalls while the body arrives, until more than the limit waits.
+        let deadline = Date().addingTimeInterval(20)
+        while iterator.buffer.bufferedBytes <= 1024 * 1024, Date() < deadline { try await Task.sleep(milliseconds: 10) }
         do {
             while let chunk = try await iterator.next() { received += chunk.count }
             Issue.record("no error")
