@@ -86,6 +86,11 @@ for row in "memory-cache hit" "disk-cache hit" "network round trip"; do
         || { echo "cache-hit benchmark output lacks \"$row\"" >&2; cat "$logs/cache-hits.md" >&2; exit 1; }
 done
 
+echo "== tern-bench --download-file smoke run (nginx): 100 MB to a file, Tern against URLSession's download task"
+bash scripts/bench.sh --download-file --quick --rounds 1 >"$logs/download-file.md"
+grep -q "download-file-100mb mb_per_s" "$logs/download-file.md" && grep -q "download-file-100mb peak_rss_mb" "$logs/download-file.md" \
+    || { echo "download-file benchmark output lacks its rows" >&2; cat "$logs/download-file.md" >&2; exit 1; }
+
 echo "== tern-soak smoke run: redirects, faults, random cancels and deadlines; each request ends exactly once"
 bash scripts/soak.sh --count 3000 | tee "$logs/soak.txt"
 grep -q "missing: 0, doubled: 0, still registered: 0" "$logs/soak.txt" || { echo "soak run failed" >&2; exit 1; }
