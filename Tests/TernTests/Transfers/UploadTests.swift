@@ -148,6 +148,41 @@ import Testing
         #expect(Self.temporaryFiles() == before)  // the temporary file went with the request
     }
 
+    /// The same 100 MB form to httpbin, the independent parser: it echoes the file back as a
+    /// base64 data URL (about 133 MB), which the test streams (`onChunk`) and measures instead of
+    /// holding, keeping the rest of the JSON.
+    @Test func httpbinParsesAHundredMegabyteFormStreamedFromDisk() async throws {
+        let folder = try Transfers.scratch("upload-httpbin-large")
+        defer { Transfers.clean(folder) }
+        let size = 100 * 1024 * 1024
+        let big = folder.appendingPathComponent("big.bin")
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: big)
+        let piece = TestPattern.bytes(1 << 20)
+        for _ in 0..<100 { try handle.write(contentsOf: piece) }
+        try handle.close()
+        let small = try UploadTests.patternFile(folder, "small.txt", count: 1000)
+        var request = Request<Data>("post", method: .post, body: .multipart { form in
+            form.append("雷达图", name: "名称")
+            form.append(fileAt: small, name: "small", mimeType: "text/plain")
+            form.append(fileAt: big, name: "big")
+        })
+        request.timeout = 300
+        let scanner = DataURLScanner(marker: #""big": "data:application/octet-stream;base64,"#)
+        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
+        let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
+            client.stream(request, onChunk: { scanner.feed($0) }, completion: { continuation.resume(returning: $0) })
+        }
+        #expect(result.failure == nil)
+        let (kept, base64Length) = scanner.result
+        #expect(base64Length == (size + 2) / 3 * 4)  // httpbin saw all 100 MB of the file part
+        let json = try JSON(data: kept)
+        #expect(json["form"]?["名称"]?.string == "雷达图")
+        #expect(json["files"]?["small"]?.string?.utf8.count == 1000 || json["files"]?["small"]?.string?.hasPrefix("data:") == true)
+        #expect(json["headers"]?["Content-Length"]?.string.flatMap(Int.init).map { $0 > size } == true)
+        #expect(json["headers"]?["Transfer-Encoding"] == nil)
+    }
+
     @Test func theTemporaryFileGoesOnFailureAndOnCancel() async throws {
         var form = MultipartFormData()
         form.memoryThreshold = 1000
@@ -170,4 +205,50 @@ import Testing
         #expect(ended.count == 1)
         #expect(Self.temporaryFiles() == before)
     }
+}
+
+/// Keeps a streamed JSON body except one huge string value after `marker`, whose length it
+/// counts: what is kept is the JSON with that value cut to the marker's prefix.
+final class DataURLScanner: Sendable {
+    private struct State {
+        var kept = Data()
+        var inValue = false
+        var seenMarker = false
+        var length = 0
+    }
+    private let state = Locked(State())
+    private let marker: Data
+
+    init(marker: String) { self.marker = Data(marker.utf8) }
+
+    func feed(_ chunk: Data) {
+        state.withLock { state in
+            var value = Data()
+            if state.inValue {
+                value = chunk
+            } else {
+                state.kept.append(chunk)
+                guard !state.seenMarker, let found = state.kept.range(of: marker) else { return }
+                state.seenMarker = true
+                state.inValue = true
+                value = Data(state.kept[found.upperBound...])
+                state.kept.removeSubrange(found.upperBound...)
+            }
+            // The value ends at the next quote (base64 has none): memchr, fast in debug builds too.
+            let end: Int? = value.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress else { return nil }
+                return memchr(base, 0x22, bytes.count).map { UnsafeRawPointer($0) - base }
+            }
+            guard let end else {
+                state.length += value.count
+                return
+            }
+            state.length += end
+            state.inValue = false
+            state.kept.append(value[(value.startIndex + end)...])
+        }
+    }
+
+    /// The JSON kept, and the length of the value left out.
+    var result: (Data, Int) { state.withLock { ($0.kept, $0.length) } }
 }
