@@ -12,7 +12,10 @@ let package = Package(
         .executable(name: "tern-bench", targets: ["tern-bench"]),
     ],
     targets: [
-        .target(name: "Tern", dependencies: ["TernCache"]),
+        .target(name: "Tern", dependencies: ["TernCache", .target(name: "CTernCurl", condition: .when(platforms: [.linux, .android]))]),
+        // Four calls into libcurl's variadic functions, which Swift cannot make; libcurl itself is
+        // loaded at run time (no headers or development package needed).
+        .target(name: "CTernCurl"),
         // The system SQLite on Linux; Apple platforms import the SDK's `SQLite3` module instead.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "TernCache", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux, .android]))]),

@@ -14,6 +14,9 @@ expected = {
     ("seq-closure", "req_per_s"), ("64-closure", "req_per_s"), ("seq-defaults", "req_per_s"),
     ("64-rss", "peak_rss_mb"), ("inflight-1000", "kb_per_request"),
 }
+if sys.platform.startswith("linux"):
+    # Tern on its libcurl transport (Linux): the same workloads.
+    expected |= {("seq-curl", "req_per_s"), ("64-curl", "req_per_s"), ("download-10mb-curl", "mb_per_s")}
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 seen = set()
 for row in rows:

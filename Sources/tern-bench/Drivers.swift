@@ -82,6 +82,21 @@ enum Drivers {
                 ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())))
     }
 
+    /// Tern on its libcurl transport against URLSession's async API, same wire headers and
+    /// connection limit; nil where libcurl cannot be used.
+    static func curl() -> (tern: any Driver, baseline: any Driver)? {
+        #if os(Linux)
+        let configuration = ClientConfiguration()
+        guard let transport = CurlTransport.make(configuration: configuration) else { return nil }
+        var onCurl = configuration
+        onCurl.transport = transport
+        return (TernDriver(name: "tern", client: Client(configuration: onCurl)),
+                SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())))
+        #else
+        return nil
+        #endif
+    }
+
     /// Each with its defaults: what a user switching to Tern sees.
     static func defaults() -> (tern: any Driver, baseline: any Driver) {
         (TernDriver(client: Client()), SessionDriver(session: URLSession(configuration: .default)))

@@ -201,6 +201,15 @@ await interleave("64-closure", closure) { await workloads.concurrent($0, count: 
 log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
 await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
 
+if let curl = Drivers.curl() {
+    log("== seq-curl / 64-curl / download-10mb-curl: Tern on its libcurl transport")
+    await interleave("seq-curl", curl) { await workloads.sequential($0, count: options.count(2_000)) }
+    await interleave("64-curl", curl) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
+    await interleave("download-10mb-curl", curl) { await workloads.downloads($0, count: options.count(20)) }
+} else {
+    log("== no libcurl transport here (Linux only; see CurlTransport.unavailableReason)")
+}
+
 log("== 64-rss: peak RSS of a child process running the 64-in-flight workload")
 for round in 0..<options.rounds {
     for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {

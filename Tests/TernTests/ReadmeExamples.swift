@@ -330,6 +330,15 @@ func readmeProgressStyles(api: Client, video: URL, screen: UploadScreen) async t
     print(try await transfer.response.json)
 }
 
+#if os(Linux)
+func readmeCurl() -> Client {
+    let api = Client(baseURL: "https://api.example.com") { configuration in
+        configuration.transport = CurlTransport.make(configuration: configuration)   // nil: no usable libcurl
+    }
+    return api
+}
+#endif
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -149,13 +149,20 @@ public struct ClientConfiguration: Sendable {
         // client's credential answer another session's challenge.
         session.urlCredentialStorage = nil
         session.requestCachePolicy = .reloadIgnoringLocalCacheData
-        var wireHeaders: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": "gzip, deflate, br"]
-        wireHeaders["Accept-Language"] = acceptLanguage
         session.httpAdditionalHeaders = wireHeaders
         session.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: timeout)
         configureSession(session)
         return session
+    }
+
+    /// The headers every request of a client carries unless it sets its own: `User-Agent`,
+    /// `Accept-Encoding` and `Accept-Language` (a transport adds them; URLSession through its
+    /// configuration).
+    public var wireHeaders: [String: String] {
+        var headers: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": "gzip, deflate, br"]
+        headers["Accept-Language"] = acceptLanguage
+        return headers
     }
 
     private static func preferredLanguages() -> String? {

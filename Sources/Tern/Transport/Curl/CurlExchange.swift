@@ -1,0 +1,285 @@
+#if canImport(Glibc) || canImport(Musl)
+#if canImport(Glibc)
+import Glibc
+#else
+import Musl
+#endif
+import Foundation
+
+/// One exchange of a `CurlTransport`: its easy handle's options, the callbacks libcurl calls while
+/// it runs, and the events they become.
+///
+/// Created on the caller's thread with nothing but values; everything after `attach` happens on
+/// the transport's loop thread: libcurl calls the callbacks from `curl_multi_perform` there, and
+/// the loop finishes or cancels it there. libcurl reaches it through an unretained pointer; the
+/// loop's table owns it until after `curl_multi_remove_handle`, after which no callback can come.
+/// Events follow the `Transport` contract: one `.response` per final head (1xx heads are skipped),
+/// `.data`, `.sentBytes`, then exactly one `.completed`.
+// Sendable: handed to the loop thread once, through the transport's locked inbox; only the loop
+// thread touches it afterwards.
+final class CurlExchange: @unchecked Sendable {
+    let id: UInt64
+    let request: TransportRequest
+    private let events: @Sendable (TransportEvent) -> Void
+    private(set) var easy: LibCurl.Handle?
+    private var headerList: LibCurl.Handle?
+    /// libcurl's text for a failure (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes).
+    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+        buffer.initialize(repeating: 0, count: 256)
+        return buffer
+    }()
+    private var status = 0
+    private var headers: [(String, String)] = []
+    private var head: HTTPURLResponse?
+    private var limit: Int?
+    private var file: ResponseFileWriter?
+    private var received = 0
+    private var failure: URLError?
+    private var upload: Int32 = -1
+    private var uploaded: Int64 = -1
+    private(set) var isFinished = false
+
+    /// Headers the exchange carries unless its request sets them.
+    private let defaultHeaders: [String: String]
+
+    init(id: UInt64, request: TransportRequest, defaultHeaders: [String: String], events: @escaping @Sendable (TransportEvent) -> Void) {
+        self.id = id
+        self.request = request
+        self.defaultHeaders = defaultHeaders
+        self.events = events
+        switch request.destination {
+        case .memory(let bytes): limit = bytes
+        case .file(let url, let offset): file = ResponseFileWriter(url: url, offset: offset)
+        }
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+        if upload >= 0 { close(upload) }
+    }
+
+    /// Sets `easy` up for this exchange; nil on success, else why it cannot start.
+    func attach(_ easy: LibCurl.Handle, curl: LibCurl) -> URLError? {
+        self.easy = easy
+        let urlRequest = request.urlRequest
+        guard let url = urlRequest.url?.absoluteString else { return URLError(.badURL) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        curl.set(easy, .url, url)
+        curl.set(easy, .noSignal, 1)
+        curl.set(easy, .protocols, LibCurl.httpProtocols)
+        curl.set(easy, .followLocation, 0)
+        curl.set(easy, .pipeWait, 1)
+        curl.set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
+        curl.set(easy, .writeFunction, unsafeBitCast(curlWrite, to: UnsafeRawPointer.self))
+        curl.set(easy, .writeData, UnsafeRawPointer(context))
+        curl.set(easy, .headerFunction, unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))
+        curl.set(easy, .headerData, UnsafeRawPointer(context))
+        // Tern enforces the caller's deadline itself; this only bounds a transfer nobody watches.
+        curl.set(easy, .timeoutMS, Int(max(1, urlRequest.timeoutInterval + 1) * 1000))
+        var fields = urlRequest.allHTTPHeaderFields ?? [:]
+        for (name, value) in defaultHeaders where !fields.keys.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            fields[name] = value
+        }
+        // libcurl decodes what it advertises: hand it the Accept-Encoding rather than sending it
+        // raw (without one, it advertises and decodes all it supports).
+        let encoding = fields.first { $0.key.caseInsensitiveCompare("Accept-Encoding") == .orderedSame }
+        if let encoding { fields[encoding.key] = nil }
+        curl.set(easy, .acceptEncoding, encoding?.value ?? "")
+        let method = (urlRequest.httpMethod ?? "GET").uppercased()
+        switch request.body {
+        case .none:
+            if method == "HEAD" { curl.set(easy, .noBody, 1) } else if method == "GET" { curl.set(easy, .httpGet, 1) }
+            if method != "GET" && method != "HEAD" { curl.set(easy, .customRequest, method) }
+        case .data(let data):
+            curl.set(easy, .post, 1)
+            curl.set(easy, .postFieldSizeLarge, offset: Int64(data.count))
+            if data.isEmpty {
+                "".withCString { _ = curl.set(easy, .copyPostFields, UnsafeRawPointer($0)) }
+            } else {
+                data.withUnsafeBytes { _ = curl.set(easy, .copyPostFields, $0.baseAddress) }
+            }
+            if method != "POST" { curl.set(easy, .customRequest, method) }
+        case .file(let url):
+            upload = open(url.path, O_RDONLY)
+            guard upload >= 0 else {
+                return URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "cannot open \(url.path) to upload it"])
+            }
+            var info = stat()
+            fstat(upload, &info)
+            curl.set(easy, .upload, 1)
+            curl.set(easy, .inFileSizeLarge, offset: Int64(info.st_size))
+            curl.set(easy, .readFunction, unsafeBitCast(curlRead, to: UnsafeRawPointer.self))
+            curl.set(easy, .readData, UnsafeRawPointer(context))
+            curl.set(easy, .customRequest, method)
+        }
+        if case .none = request.body {} else {
+            curl.set(easy, .noProgress, 0)
+            curl.set(easy, .xferInfoFunction, unsafeBitCast(curlProgress, to: UnsafeRawPointer.self))
+            curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
+        }
+        // No `Expect: 100-continue` round trip for bodies: URLSession sends none either.
+        var list = curl.slistAppend(nil, "Expect:")
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            // An empty value would tell libcurl to drop the header: "Name;" sends it empty.
+            list = curl.slistAppend(list, value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        headerList = list
+        curl.set(easy, .httpHeader, UnsafeRawPointer(list))
+        return nil
+    }
+
+    // MARK: Callbacks (loop thread, inside curl_multi_perform)
+
+    /// A header line, status lines included; the blank line ends a head.
+    fileprivate func header(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            headers = []
+            return true
+        }
+        if !line.isEmpty {
+            if let colon = line.firstIndex(of: ":") {
+                headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            }
+            return true
+        }
+        // The end of a head. An informational (1xx) one is followed by the real one.
+        guard status >= 200 else { return true }
+        var fields: [String: String] = [:]
+        for (name, value) in headers {
+            if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame }) {
+                fields[existing.key] = existing.value + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        guard let url = request.urlRequest.url,
+              let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) else {
+            failure = URLError(.badServerResponse)
+            return false
+        }
+        head = response
+        received = 0
+        if let limit, response.expectedContentLength > Int64(limit) {
+            failure = URLError(.dataLengthExceedsMaximum)
+            return false
+        }
+        if let file, let error = file.begin(status: status) {
+            failure = error
+            return false
+        }
+        events(.response(response))
+        return true
+    }
+
+    /// A piece of the (decoded) body.
+    fileprivate func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        received += bytes.count
+        if let limit, received > limit {
+            failure = URLError(.dataLengthExceedsMaximum)
+            return false
+        }
+        let chunk = Data(bytes)
+        if let file, let error = file.write(chunk) {
+            failure = error
+            return false
+        }
+        events(.data(chunk))
+        return true
+    }
+
+    /// Fills `buffer` from the body file; the byte count, 0 at the end, or the abort code.
+    fileprivate func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        #if canImport(Glibc)
+        let count = Glibc.read(upload, buffer.baseAddress, buffer.count)
+        #else
+        let count = Musl.read(upload, buffer.baseAddress, buffer.count)
+        #endif
+        if count < 0 {
+            failure = URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot read the body file"])
+            return LibCurl.readAbort
+        }
+        return count
+    }
+
+    /// Upload progress.
+    fileprivate func progress(sent: Int64, total: Int64) {
+        guard sent != uploaded else { return }
+        uploaded = sent
+        events(.sentBytes(sent, expected: total > 0 ? total : nil))
+    }
+
+    // MARK: The end (loop thread)
+
+    /// Completes the exchange once: with the transfer's result code, or with `error`.
+    func finish(code: Int32, curl: LibCurl, error: URLError? = nil) {
+        guard !isFinished else { return }
+        isFinished = true
+        let closeError = file?.finish()
+        release(curl)
+        if let error = error ?? failure { return events(.completed(error)) }
+        guard code == 0 else { return events(.completed(Self.urlError(code, curl: curl, detail: errorText))) }
+        guard head != nil else { return events(.completed(URLError(.badServerResponse))) }
+        events(.completed(closeError))
+    }
+
+    private var errorText: String { String(cString: errorBuffer) }
+
+    private func release(_ curl: LibCurl) {
+        if let headerList { curl.slistFreeAll(headerList) }
+        headerList = nil
+        if upload >= 0 { close(upload) }
+        upload = -1
+    }
+
+    /// The `URLError` closest to a libcurl result code.
+    static func urlError(_ code: Int32, curl: LibCurl, detail: String) -> URLError {
+        let kind: URLError.Code = switch code {
+        case 1: .unsupportedURL
+        case 3: .badURL
+        case 5, 6: .cannotFindHost
+        case 7: .cannotConnectToHost
+        case 8: .badServerResponse
+        case 18, 55, 56: .networkConnectionLost
+        case 28: .timedOut
+        case 35: .secureConnectionFailed
+        case 47: .httpTooManyRedirects
+        case 52: .zeroByteResource
+        case 60, 90: .serverCertificateUntrusted
+        case 61: .cannotDecodeContentData
+        default: .unknown
+        }
+        let text = detail.isEmpty ? curl.describe(code) : detail
+        return URLError(kind, userInfo: [NSLocalizedDescriptionKey: text, "CURLcode": Int(code)])
+    }
+}
+
+// libcurl's callbacks: plain C functions that find their exchange through the user-data pointer.
+private let curlWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
+    guard let context else { return 0 }
+    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
+    return exchange.write(bytes) ? size * count : 0
+}
+
+private let curlHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
+    guard let context else { return 0 }
+    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
+    return exchange.header(bytes) ? size * count : 0
+}
+
+private let curlRead: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { buffer, size, count, context in
+    guard let context, let buffer else { return LibCurl.readAbort }
+    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+    return exchange.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+private let curlProgress: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = { context, _, _, total, sent in
+    guard let context else { return 0 }
+    Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().progress(sent: sent, total: total)
+    return 0
+}
+#endif

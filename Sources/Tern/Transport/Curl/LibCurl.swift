@@ -1,0 +1,172 @@
+#if canImport(Glibc) || canImport(Musl)
+#if canImport(Glibc)
+import Glibc
+#else
+import Musl
+#endif
+import CTernCurl
+import Foundation
+
+/// The system libcurl, loaded at run time: `libcurl.so.4` is always present where
+/// FoundationNetworking runs (it links it), its headers and development package are not. The
+/// functions and constants Tern uses are declared here, written for this project from libcurl's
+/// documented ABI; the variadic ones go through `CTernCurl`.
+/// Thread safety: immutable after loading; libcurl's rules for its handles are the caller's
+/// (`CurlTransport` confines every handle to its event-loop thread).
+struct LibCurl: @unchecked Sendable {
+    typealias Handle = UnsafeMutableRawPointer
+
+    let version: String
+    let versionNumber: UInt32
+    private let easySetopt: UnsafeMutableRawPointer
+    private let easyGetinfo: UnsafeMutableRawPointer
+    private let multiSetopt: UnsafeMutableRawPointer
+    let easyInit: @convention(c) () -> Handle?
+    let easyCleanup: @convention(c) (Handle?) -> Void
+    let easyReset: @convention(c) (Handle?) -> Void
+    let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
+    let multiInit: @convention(c) () -> Handle?
+    let multiCleanup: @convention(c) (Handle?) -> Int32
+    let multiAddHandle: @convention(c) (Handle?, Handle?) -> Int32
+    let multiRemoveHandle: @convention(c) (Handle?, Handle?) -> Int32
+    let multiPerform: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiPoll: @convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiWakeup: @convention(c) (Handle?) -> Int32
+    let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
+    let slistAppend: @convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?
+    let slistFreeAll: @convention(c) (Handle?) -> Void
+
+    /// The oldest libcurl Tern uses: `curl_multi_poll` and `curl_multi_wakeup` arrived in 7.68.0.
+    static let minimumVersion: UInt32 = 0x07_44_00
+
+    /// The loaded library, or why there is none (no libcurl, a missing function, too old).
+    static let loaded: Result<LibCurl, LoadFailure> = load()
+
+    /// Why libcurl could not be used.
+    struct LoadFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func load() -> Result<LibCurl, LoadFailure> {
+        let names: [String] = ["libcurl.so.4", "libcurl.so"]
+        guard let library = names.lazy.compactMap({ name in dlopen(name, RTLD_NOW | RTLD_LOCAL) }).first else {
+            return .failure(LoadFailure(description: "no libcurl.so.4 on this system"))
+        }
+        func symbol(_ name: String) -> UnsafeMutableRawPointer? { dlsym(library, name) }
+        func function<T>(_ name: String, as type: T.Type) throws(LoadFailure) -> T {
+            guard let pointer = symbol(name) else { throw LoadFailure(description: "libcurl lacks \(name)") }
+            return unsafeBitCast(pointer, to: type)
+        }
+        do throws(LoadFailure) {
+            typealias VersionInfo = @convention(c) (Int32) -> UnsafeRawPointer?
+            // curl_version_info_data: age (int), version (char *), version_num (unsigned int), …
+            guard let info = try function("curl_version_info", as: VersionInfo.self)(0) else {
+                throw LoadFailure(description: "curl_version_info returned nothing")
+            }
+            let version = info.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "?"
+            let number = info.load(fromByteOffset: 16, as: UInt32.self)
+            guard number >= minimumVersion else {
+                throw LoadFailure(description: "libcurl \(version) is older than 7.68.0")
+            }
+            guard let easySetopt = symbol("curl_easy_setopt"), let easyGetinfo = symbol("curl_easy_getinfo"),
+                  let multiSetopt = symbol("curl_multi_setopt") else {
+                throw LoadFailure(description: "libcurl lacks curl_easy_setopt, curl_easy_getinfo or curl_multi_setopt")
+            }
+            typealias GlobalInit = @convention(c) (Int) -> Int32
+            // Thread-safe and reference-counted with FoundationNetworking's own call on 7.84+ builds.
+            guard try function("curl_global_init", as: GlobalInit.self)(3) == 0 else {
+                throw LoadFailure(description: "curl_global_init failed")
+            }
+            return .success(LibCurl(
+                version: version, versionNumber: number, easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
+                easyInit: try function("curl_easy_init", as: (@convention(c) () -> Handle?).self),
+                easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
+                easyReset: try function("curl_easy_reset", as: (@convention(c) (Handle?) -> Void).self),
+                easyStrerror: try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
+                multiInit: try function("curl_multi_init", as: (@convention(c) () -> Handle?).self),
+                multiCleanup: try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self),
+                multiAddHandle: try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
+                multiRemoveHandle: try function("curl_multi_remove_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
+                multiPerform: try function("curl_multi_perform", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32).self),
+                multiPoll: try function("curl_multi_poll",
+                                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
+                multiWakeup: try function("curl_multi_wakeup", as: (@convention(c) (Handle?) -> Int32).self),
+                multiInfoRead: try function("curl_multi_info_read",
+                                            as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self),
+                slistAppend: try function("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?).self),
+                slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: Variadic calls, through CTernCurl
+
+    @discardableResult
+    func set(_ easy: Handle, _ option: Option, _ value: Int) -> Int32 {
+        tern_curl_setopt_long(easySetopt, easy, option.rawValue, value)
+    }
+
+    @discardableResult
+    func set(_ easy: Handle, _ option: Option, _ pointer: UnsafeRawPointer?) -> Int32 {
+        tern_curl_setopt_pointer(easySetopt, easy, option.rawValue, pointer)
+    }
+
+    @discardableResult
+    func set(_ easy: Handle, _ option: Option, offset: Int64) -> Int32 {
+        tern_curl_setopt_offset(easySetopt, easy, option.rawValue, offset)
+    }
+
+    /// Sets a string option (libcurl copies strings).
+    @discardableResult
+    func set(_ easy: Handle, _ option: Option, _ string: String) -> Int32 {
+        string.withCString { tern_curl_setopt_pointer(easySetopt, easy, option.rawValue, $0) }
+    }
+
+    @discardableResult
+    func set(multi: Handle, _ option: MultiOption, _ value: Int) -> Int32 {
+        tern_curl_setopt_long(multiSetopt, multi, option.rawValue, value)
+    }
+
+    /// A `long` piece of information about a transfer.
+    func info(_ easy: Handle, long info: Info) -> Int {
+        var value = 0
+        _ = tern_curl_getinfo(easyGetinfo, easy, info.rawValue, &value)
+        return value
+    }
+
+    /// libcurl's text for `code`.
+    func describe(_ code: Int32) -> String {
+        easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
+    }
+
+    // MARK: Constants (curl.h / multi.h)
+
+    /// Easy options: type base (long 0, object pointer 10000, function pointer 20000, off_t 30000) + number.
+    enum Option: Int32 {
+        case writeData = 10001, url = 10002, readData = 10009, errorBuffer = 10010, writeFunction = 20011
+        case readFunction = 20012, httpHeader = 10023, headerData = 10029, customRequest = 10036
+        case noProgress = 43, noBody = 44, upload = 46, post = 47, followLocation = 52, xferInfoData = 10057
+        case headerFunction = 20079, httpGet = 80, noSignal = 99, acceptEncoding = 10102
+        case inFileSizeLarge = 30115, postFieldSizeLarge = 30120, timeoutMS = 155, copyPostFields = 10165
+        case protocols = 181, xferInfoFunction = 20219, pipeWait = 237
+    }
+
+    /// Multi options.
+    enum MultiOption: Int32 {
+        case pipelining = 3, maxConnects = 6, maxHostConnections = 7
+    }
+
+    /// `curl_easy_getinfo` items: type base (string 0x100000, long 0x200000, off_t 0x600000) + number.
+    enum Info: Int32 {
+        case responseCode = 0x20_0002, httpVersion = 0x20_002E
+    }
+
+    /// `CURLPROTO_HTTP | CURLPROTO_HTTPS`.
+    static let httpProtocols = 3
+    /// `CURLMSG_DONE`.
+    static let messageDone: Int32 = 1
+    /// `CURL_READFUNC_ABORT`.
+    static let readAbort = 0x1000_0000
+}
+#endif

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+@testable import Tern
+
+#if os(Linux)
+/// `CurlTransport` over real loopback traffic: the same behaviours the URLSession transport is
+/// held to, through a `Client` (Tern follows redirects, enforces deadlines and limits), plus what
+/// URLSession on Linux gets wrong (a prompt 401, sub-second deadlines).
+@Suite struct CurlTransportTests {
+    static func client(_ base: String, _ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> Client {
+        let transport = try #require(CurlTransport.make(), "libcurl: \(CurlTransport.unavailableReason ?? "?")")
+        return Client(baseURL: base) {
+            $0.callbackQueue = .immediate
+            $0.transport = transport
+            configure(&$0)
+        }
+    }
+
+    @Test func libcurlLoadsAtRunTime() throws {
+        #expect(CurlTransport.unavailableReason == nil)
+        let version = try #require(CurlTransport.libcurlVersion)
+        #expect(version.split(separator: ".").count == 3)
+    }
+
+    @Test func getsPostsAndDecodesAgainstHTTPBin() async throws {
+        let client = try Self.client(try TestServers.httpbin())
+        let get = try await client.send(Request<JSON>("get", query: ["q": "北京"]))
+        #expect(get.json["args"]?["q"]?.string == "北京")
+        #expect(get.json["headers"]?["User-Agent"]?.string?.hasPrefix("Tern/") == true)
+        let post = try await client.send(Request<JSON>("post", method: .post, body: .json(["city": "上海"])))
+        #expect(post.json["json"]?["city"]?.string == "上海")
+        let put = try await client.send(Request<JSON>("put", method: .put, body: .form(["a": "1"])))
+        #expect(put.json["form"]?["a"]?.string == "1")
+        let gzip = try await client.send(Request<JSON>("gzip"))
+        #expect(gzip.json["gzipped"]?.bool == true)
+        let head = try await client.send(Request<Data>("get", method: .head))
+        #expect(head.statusCode == 200 && head.data.isEmpty)
+        let missing = await client.completionResult(Request<JSON>("status/404")).0
+        #expect(missing.failure?.statusCode == 404)
+    }
+
+    @Test func aFileBodyGoesWithItsLengthAndRedirectsAreFollowedByTern() async throws {
+        let client = try Self.client(try TestServers.fixture())
+        let folder = try Transfers.scratch("curl-upload")
+        defer { Transfers.clean(folder) }
+        let file = try UploadTests.patternFile(folder, "data.bin", count: 500_000)
+        let log = ProgressLog()
+        let upload = Request<JSON>("upload-sizes", method: .put, body: .file(file)).onProgress { log.record(.progress($0)) }
+        let json = try await client.send(upload).json
+        #expect(json["size"]?.int == 500_000 && json["contentLength"]?.int == 500_000 && json["chunked"]?.bool == false)
+        #expect(log.progress(.upload).last?.completedBytes == 500_000)
+        // POST + 307: Tern follows it and the body goes again.
+        let target = try TestServers.fixture() + "/upload-sizes"
+        let redirected = try await client.send(Request<JSON>("redirect", method: .post, query: ["status": 307, "to": target], body: .file(file)))
+        #expect(redirected.redirects.count == 1 && redirected.json["size"]?.int == 500_000)
+        let chain = try await client.send(Request<JSON>("redirect-chain", query: ["n": 3, "key": Fixture.uniqueKey("curl")]))
+        #expect(chain.redirects.count == 3)
+    }
+
+    @Test func theSizeLimitStopsAnnouncedAndChunkedBodies() async throws {
+        let client = try Self.client(try TestServers.fixture()) { $0.maximumResponseSize = 1_000_000 }
+        let announced = await client.timedResult(Request<Data>("huge", query: ["announce": 2_000_000_000]))
+        #expect(announced.0.failure == .responseTooLarge(limit: 1_000_000))
+        let chunked = await client.timedResult(Request<Data>("huge", query: ["chunked": 1]))
+        #expect(chunked.0.failure == .responseTooLarge(limit: 1_000_000))
+        #expect(announced.seconds < 5 && chunked.seconds < 5)
+        let fits = try await client.send(Request<Data>("pattern", query: ["n": 900_000]))
+        #expect(fits.data == TestPattern.bytes(900_000))
+    }
+
+    @Test func downloadsToAFileAndResumes() async throws {
+        let client = try Self.client(try TestServers.fixture())
+        let folder = try Transfers.scratch("curl-download")
+        defer { Transfers.clean(folder) }
+        let key = Fixture.uniqueKey("curl-dl")
+        try await Transfers.setState(key, ["drop": 300_000])
+        var request = Request.download("download", to: folder.appendingPathComponent("file.bin"),
+                                       options: DownloadOptions(isResumable: true, computesChecksum: true))
+            .querying(["key": key, "size": 1_000_000])
+        request.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: 0.05, jitter: 0)
+        let response = try await client.send(request)
+        let stats = try await Transfers.stats(key, size: 1_000_000)
+        #expect(stats.starts == [0, 300_000] && response.value.sha256 == stats.sha256)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")) == TestPattern.bytes(1_000_000))
+    }
+
+    @Test func a401WithoutCredentialsComesBackAtOnce() async throws {
+        let client = try Self.client(try TestServers.fixture())
+        let (result, seconds) = await client.timedResult(Request<JSON>("basic-401"))
+        #expect(result.failure?.statusCode == 401 && seconds < 1)
+    }
+
+    @Test(arguments: [0.1, 0.3, 1.5])
+    func deadlinesFireOnTime(_ seconds: Double) async throws {
+        let client = try Self.client(try TestServers.fixture())
+        let (result, took) = await client.timedResult(Request<JSON>("stall", query: ["seconds": 5], timeout: seconds))
+        #expect(result.failure == .timedOut(after: seconds))
+        #expect(took >= seconds && took < seconds + 0.5, "\(took) s for a \(seconds) s deadline")
+    }
+
+    @Test func cancellingEndsAnExchangeAtOnceAndEachRequestEndsOnce() async throws {
+        let client = try Self.client(try TestServers.fixture())
+        let ended = Counter()
+        let handle = client.send(Request<JSON>("stall", query: ["seconds": 5])) { result in
+            #expect(result.failure == .cancelled(.explicit))
+            ended.increment()
+        }
+        try await Task.sleep(milliseconds: 100)
+        handle.cancel()
+        try await Task.sleep(milliseconds: 100)
+        #expect(ended.count == 1)
+        // 300 requests, every third cancelled at once: each ends exactly once.
+        let outcomes = Outcomes()
+        for index in 0..<300 {
+            let handle = client.send(Request<JSON>("json", query: ["n": index % 7])) { outcomes.record(index, $0) }
+            if index % 3 == 0 { handle.cancel() }
+        }
+        await outcomes.wait(for: 300, seconds: 30)
+        #expect(outcomes.all.count == 300 && outcomes.all.values.allSatisfy { $0.count == 1 })
+        let successes = outcomes.all.values.filter { if case .success = $0[0] { true } else { false } }
+        #expect(successes.count >= 200)
+    }
+
+    @Test func streamsEventsAsTheyArrive() async throws {
+        let client = try Self.client(try TestServers.fixture())
+        var events: [ServerSentEvent] = []
+        for try await event in client.stream(Request<Data>("sse", query: ["script": "basic"])).events { events.append(event) }
+        #expect(events == StreamingTests.basicEvents)
+    }
+
+    @Test func invalidatingCancelsWhatRunsAndRefusesMore() async throws {
+        let transport = try #require(CurlTransport.make())
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.transport = transport
+        }
+        let ended = Counter()
+        for _ in 0..<5 { client.send(Request<JSON>("stall", query: ["seconds": 5])) { _ in ended.increment() } }
+        try await Task.sleep(milliseconds: 100)
+        client.invalidate()
+        try await Task.sleep(milliseconds: 200)
+        #expect(ended.count == 5)
+        #expect(transport.start(TransportRequest(URLRequest(url: URL(string: "http://127.0.0.1:1/")!))) { _ in } == nil)
+    }
+}
+#endif
