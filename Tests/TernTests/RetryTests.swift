@@ -120,10 +120,11 @@ import Testing
         var policy = RetryPolicy.exponential(maxAttempts: 3, baseDelay: 0.01)
         policy.attemptTimeout = 2
         let client = try client(policy)
-        // The first attempt stalls for 10 s: its own 2 s deadline fails it, the second answers.
+        // The first attempt stalls for 10 s: its own 2 s deadline fails it, the next answers (the
+        // third, when a loaded machine keeps the second past 2 s too).
         let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 10]))
-        #expect(response.attempt == 2)
-        #expect(response.json["n"]?.int == 2)
+        #expect(response.attempt >= 2)
+        #expect(response.json["n"]?.int == response.attempt)
         // Without a per-attempt deadline, the request's deadline ends the whole request.
         let whole = try Client(baseURL: TestServers.fixture()) {
             $0.callbackQueue = .immediate
