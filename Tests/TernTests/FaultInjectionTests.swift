@@ -3,8 +3,9 @@ import Testing
 @testable import Tern
 
 /// Every fault of the fixture server, in every callback style (closure, success/failure,
-/// delegate, async): each ends in its documented typed error — or a correct result — within its
-/// timeout, exactly once, with no crash or hang, and leaves nothing running.
+/// delegate, async) and over every transport (URLSession, and libcurl on Linux): each ends in its
+/// documented typed error — or a correct result — within its timeout, exactly once, with no crash
+/// or hang, and leaves nothing running.
 @Suite(.serialized) struct FaultInjectionTests {
     /// A fault: the request that meets it and what its one outcome must be.
     struct Fault: Sendable, CustomTestStringConvertible {
@@ -93,11 +94,12 @@ import Testing
         }
     }
 
-    @Test(arguments: faults)
-    func eachFaultEndsOnceWithItsTypedErrorInEveryStyle(_ fault: Fault) async throws {
+    @Test(arguments: faults, TransportKind.all)
+    func eachFaultEndsOnceWithItsTypedErrorInEveryStyle(_ fault: Fault, over transport: TransportKind) async throws {
         let client = Client(baseURL: nil) {
             $0.callbackQueue = .immediate
             fault.configure(&$0)
+            transport.configure(&$0)
         }
         let request = try fault.request()
         let started = Date()
@@ -111,7 +113,7 @@ import Testing
         let limit = (request.timeout ?? 3) + 30
         #expect(Date().timeIntervalSince(started) < limit, "\(fault.name) took too long")
         for (style, result) in results {
-            #expect(fault.expect(result), "\(fault.name), \(style): \(result)")
+            #expect(fault.expect(result), "\(fault.name), \(style), \(transport): \(result)")
         }
         try await Task.sleep(milliseconds: 50)
         #expect(client.runningRequests.isEmpty)

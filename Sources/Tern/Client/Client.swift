@@ -36,16 +36,27 @@ public final class Client: Sendable {
 
     /// Creates a client.
     /// - Parameter configuration: Its defaults; a `URLSessionTransport` is built from it unless
-    ///   `configuration.transport` names another transport.
+    ///   `configuration.transport` names another transport, or (Linux) the environment variable
+    ///   `TERN_TRANSPORT=curl` asks for the libcurl transport where libcurl can be used.
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
-        self.transport = configuration.transport
-            ?? URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-                                   delivery: configuration.responseDelivery)
+        self.transport = configuration.transport ?? Self.defaultTransport(for: configuration)
         self.responseCache = ResponseCache(
             directory: configuration.cacheDirectory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
             memoryLimit: configuration.memoryCacheLimit, diskLimit: configuration.diskCacheLimit)
     }
+
+    /// The transport a client gets when its configuration names none.
+    private static func defaultTransport(for configuration: ClientConfiguration) -> any Transport {
+        #if canImport(Glibc) || canImport(Musl)
+        if prefersCurl, let curl = CurlTransport.make(configuration: configuration) { return curl }
+        #endif
+        return URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
+                                   delivery: configuration.responseDelivery)
+    }
+
+    /// `TERN_TRANSPORT=curl` in the environment, read once.
+    private static let prefersCurl = ProcessInfo.processInfo.environment["TERN_TRANSPORT"] == "curl"
 
     /// Creates a client for one server.
     /// - Parameters:

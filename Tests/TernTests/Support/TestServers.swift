@@ -111,3 +111,29 @@ extension Task where Success == Never, Failure == Never {
         try await sleep(nanoseconds: milliseconds * 1_000_000)
     }
 }
+
+/// The transports a behaviour suite runs against: URLSession everywhere, and Tern's libcurl
+/// transport on Linux. Parameterise a test with `TransportKind.all` and build its client with
+/// `kind.configure(&configuration)` last (the libcurl transport takes the configuration's wire
+/// headers and connection limit).
+enum TransportKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    case urlSession, curl
+
+    /// The kinds this platform has.
+    static var all: [TransportKind] {
+        #if os(Linux)
+        [.urlSession, .curl]
+        #else
+        [.urlSession]
+        #endif
+    }
+
+    var testDescription: String { rawValue }
+
+    /// Puts this kind's transport in `configuration` (URLSession: the default, nothing to do).
+    func configure(_ configuration: inout ClientConfiguration) {
+        #if os(Linux)
+        if self == .curl { configuration.transport = CurlTransport.make(configuration: configuration) }
+        #endif
+    }
+}

@@ -43,10 +43,15 @@ final class CurlExchange: @unchecked Sendable {
     /// Headers the exchange carries unless its request sets them.
     private let defaultHeaders: [String: String]
 
-    init(id: UInt64, request: TransportRequest, defaultHeaders: [String: String], events: @escaping @Sendable (TransportEvent) -> Void) {
+    /// Answers authentication challenges, if any.
+    private let credential: BasicCredential?
+
+    init(id: UInt64, request: TransportRequest, defaultHeaders: [String: String], credential: BasicCredential?,
+         events: @escaping @Sendable (TransportEvent) -> Void) {
         self.id = id
         self.request = request
         self.defaultHeaders = defaultHeaders
+        self.credential = credential
         self.events = events
         switch request.destination {
         case .memory(let bytes): limit = bytes
@@ -75,8 +80,13 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .writeData, UnsafeRawPointer(context))
         curl.set(easy, .headerFunction, unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))
         curl.set(easy, .headerData, UnsafeRawPointer(context))
-        // Tern enforces the caller's deadline itself; this only bounds a transfer nobody watches.
-        curl.set(easy, .timeoutMS, Int(max(1, urlRequest.timeoutInterval + 1) * 1000))
+        // No libcurl timeout: Tern enforces every deadline itself and cancels the exchange (a
+        // streamed response counts from its last chunk, which libcurl's total timeout cannot).
+        if let credential {
+            curl.set(easy, .httpAuth, LibCurl.challengedAuth)
+            curl.set(easy, .username, credential.user)
+            curl.set(easy, .password, credential.password)
+        }
         var fields = urlRequest.allHTTPHeaderFields ?? [:]
         for (name, value) in defaultHeaders where !fields.keys.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
             fields[name] = value
@@ -111,6 +121,9 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .inFileSizeLarge, offset: Int64(info.st_size))
             curl.set(easy, .readFunction, unsafeBitCast(curlRead, to: UnsafeRawPointer.self))
             curl.set(easy, .readData, UnsafeRawPointer(context))
+            // Rewound when libcurl sends the body again (answering an authentication challenge).
+            curl.set(easy, .seekFunction, unsafeBitCast(curlSeek, to: UnsafeRawPointer.self))
+            curl.set(easy, .seekData, UnsafeRawPointer(context))
             curl.set(easy, .customRequest, method)
         }
         if case .none = request.body {} else {
@@ -204,6 +217,11 @@ final class CurlExchange: @unchecked Sendable {
         return count
     }
 
+    /// Moves the body file to `offset` (`whence` as for lseek); whether it worked.
+    fileprivate func seek(to offset: Int64, whence: Int32) -> Bool {
+        lseek(upload, off_t(offset), whence) >= 0
+    }
+
     /// Upload progress.
     fileprivate func progress(sent: Int64, total: Int64) {
         guard sent != uploaded else { return }
@@ -275,6 +293,11 @@ private let curlRead: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, Un
     guard let context, let buffer else { return LibCurl.readAbort }
     let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
     return exchange.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+private let curlSeek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int32 = { context, offset, whence in
+    guard let context else { return 1 }
+    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().seek(to: offset, whence: whence) ? 0 : 1
 }
 
 private let curlProgress: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = { context, _, _, total, sent in

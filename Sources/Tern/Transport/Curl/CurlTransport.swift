@@ -16,9 +16,9 @@ import Foundation
 /// exactly once: finished by libcurl, cancelled, or failed when the transport is invalidated.
 /// Redirects are never followed (Tern follows them), bodies come from memory or a file, responses
 /// go to memory (the size limit is enforced as the head and each chunk arrive) or to a file, and
-/// `Accept-Encoding` is decoded by libcurl. Not yet: cookies, credentials for Basic challenges
-/// (a 401 comes back as it is, promptly), proxies beyond libcurl's own environment handling,
-/// pinning, metrics, pausing. Creating one ignores `SIGPIPE` for the process: libcurl writes to
+/// `Accept-Encoding` is decoded by libcurl; the configuration's credential answers Basic (and
+/// Digest) challenges, and without one a 401 comes back at once. Not yet: cookies, proxies beyond
+/// libcurl's own environment handling, pinning, metrics, pausing. Creating one ignores `SIGPIPE` for the process: libcurl writes to
 /// sockets that a server may have closed.
 /// Thread safety: safe to use from any thread.
 public final class CurlTransport: Transport {
@@ -48,17 +48,20 @@ public final class CurlTransport: Transport {
     ///   `Accept-Encoding`, `Accept-Language`) and `maximumConnectionsPerHost` it uses.
     public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
-        return CurlTransport(curl: curl, multi: multi, headers: configuration.wireHeaders,
+        return CurlTransport(curl: curl, multi: multi, headers: configuration.wireHeaders, credential: configuration.credential,
                              connectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
     /// Headers every exchange carries unless its request sets them.
     private let defaultHeaders: [String: String]
+    /// Answers Basic (and Digest) challenges; without it a 401 comes back as it is.
+    private let credential: BasicCredential?
 
-    private init(curl: LibCurl, multi: LibCurl.Handle, headers: [String: String], connectionsPerHost: Int) {
+    private init(curl: LibCurl, multi: LibCurl.Handle, headers: [String: String], credential: BasicCredential?, connectionsPerHost: Int) {
         self.curl = curl
         self.multi = MultiHandle(pointer: multi)
         self.defaultHeaders = headers
+        self.credential = credential
         signal(SIGPIPE, SIG_IGN)
         curl.set(multi: multi, .maxConnects, 100)
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
@@ -78,7 +81,8 @@ public final class CurlTransport: Transport {
     public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
         let (exchange, wake) = inbox.withLock { inbox -> (CurlExchange?, Bool) in
             guard !inbox.stopping else { return (nil, false) }
-            let exchange = CurlExchange(id: inbox.nextID, request: request, defaultHeaders: defaultHeaders, events: events)
+            let exchange = CurlExchange(id: inbox.nextID, request: request, defaultHeaders: defaultHeaders, credential: credential,
+                                        events: events)
             inbox.nextID += 1
             inbox.submissions.append(exchange)
             return (exchange, inbox.sleeping)

@@ -149,7 +149,8 @@ struct LibCurl: @unchecked Sendable {
         case noProgress = 43, noBody = 44, upload = 46, post = 47, followLocation = 52, xferInfoData = 10057
         case headerFunction = 20079, httpGet = 80, noSignal = 99, acceptEncoding = 10102
         case inFileSizeLarge = 30115, postFieldSizeLarge = 30120, timeoutMS = 155, copyPostFields = 10165
-        case protocols = 181, xferInfoFunction = 20219, pipeWait = 237
+        case protocols = 181, xferInfoFunction = 20219, pipeWait = 237, httpAuth = 107, username = 10173
+        case password = 10174, seekFunction = 20167, seekData = 10168
     }
 
     /// Multi options.
@@ -166,6 +167,9 @@ struct LibCurl: @unchecked Sendable {
     static let httpProtocols = 3
     /// `CURLMSG_DONE`.
     static let messageDone: Int32 = 1
+    /// `CURLAUTH_BASIC | CURLAUTH_DIGEST`: with two kinds allowed libcurl asks first and answers
+    /// the server's challenge, rather than sending the credential unasked.
+    static let challengedAuth = 3
     /// `CURL_READFUNC_ABORT`.
     static let readAbort = 0x1000_0000
 }
