@@ -131,6 +131,12 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .xferInfoFunction, unsafeBitCast(curlProgress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
+        // Cookies as URLSession's default configuration handles them: from and into the shared storage.
+        if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
+           !fields.keys.contains(where: { $0.caseInsensitiveCompare("Cookie") == .orderedSame }),
+           let cookies = HTTPCookieStorage.shared.cookies(for: requestURL), !cookies.isEmpty {
+            fields.merge(HTTPCookie.requestHeaderFields(with: cookies)) { own, _ in own }
+        }
         // No `Expect: 100-continue` round trip for bodies: URLSession sends none either.
         var list = curl.slistAppend(nil, "Expect:")
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
@@ -175,6 +181,9 @@ final class CurlExchange: @unchecked Sendable {
         }
         head = response
         received = 0
+        if request.urlRequest.httpShouldHandleCookies, fields.keys.contains(where: { $0.caseInsensitiveCompare("Set-Cookie") == .orderedSame }) {
+            HTTPCookieStorage.shared.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
+        }
         if let limit, response.expectedContentLength > Int64(limit) {
             failure = URLError(.dataLengthExceedsMaximum)
             return false

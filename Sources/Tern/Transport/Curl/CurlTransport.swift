@@ -17,8 +17,10 @@ import Foundation
 /// Redirects are never followed (Tern follows them), bodies come from memory or a file, responses
 /// go to memory (the size limit is enforced as the head and each chunk arrive) or to a file, and
 /// `Accept-Encoding` is decoded by libcurl; the configuration's credential answers Basic (and
-/// Digest) challenges, and without one a 401 comes back at once. Not yet: cookies, proxies beyond
-/// libcurl's own environment handling, pinning, metrics, pausing. Creating one ignores `SIGPIPE` for the process: libcurl writes to
+/// Digest) challenges, and without one a 401 comes back at once; cookies come from and go to
+/// `HTTPCookieStorage.shared`, as with URLSession's default configuration (unless a request turns
+/// `httpShouldHandleCookies` off). Not yet: proxies beyond libcurl's own environment handling,
+/// pinning, metrics, pausing. Creating one ignores `SIGPIPE` for the process: libcurl writes to
 /// sockets that a server may have closed.
 /// Thread safety: safe to use from any thread.
 public final class CurlTransport: Transport {
