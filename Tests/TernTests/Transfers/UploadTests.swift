@@ -114,17 +114,23 @@ import Testing
             .filter { $0.hasPrefix("tern-multipart-") })
     }
 
-    @Test func aHundredMegabyteFileGoesFromDiskWithFlatMemoryAndTheRightSizes() async throws {
-        let folder = try Transfers.scratch("upload-large")
-        defer { Transfers.clean(folder) }
-        let size = 100 * 1024 * 1024
+    /// `big.bin` in `folder`: 100 MB of the pattern, written in 1 MB pieces (the test itself must
+    /// not hold 100 MB).
+    static func hundredMegabyteFile(in folder: URL) throws -> URL {
         let big = folder.appendingPathComponent("big.bin")
-        // Written in 1 MB pieces: the test itself must not hold 100 MB.
         #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
         let handle = try FileHandle(forWritingTo: big)
         let piece = TestPattern.bytes(1 << 20)
         for _ in 0..<100 { try handle.write(contentsOf: piece) }
         try handle.close()
+        return big
+    }
+
+    @Test func aHundredMegabyteFileGoesFromDiskWithFlatMemoryAndTheRightSizes() async throws {
+        let folder = try Transfers.scratch("upload-large")
+        defer { Transfers.clean(folder) }
+        let size = 100 * 1024 * 1024
+        let big = try Self.hundredMegabyteFile(in: folder)
         let small = try UploadTests.patternFile(folder, "small.txt", count: 1000)
         let url = try TestServers.fixture() + "/upload-sizes"
         // In a process of its own (`tern-transfer`), so other tests' memory does not count.
@@ -155,12 +161,7 @@ import Testing
         let folder = try Transfers.scratch("upload-httpbin-large")
         defer { Transfers.clean(folder) }
         let size = 100 * 1024 * 1024
-        let big = folder.appendingPathComponent("big.bin")
-        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: big)
-        let piece = TestPattern.bytes(1 << 20)
-        for _ in 0..<100 { try handle.write(contentsOf: piece) }
-        try handle.close()
+        let big = try Self.hundredMegabyteFile(in: folder)
         let small = try UploadTests.patternFile(folder, "small.txt", count: 1000)
         var request = Request<Data>("post", method: .post, body: .multipart { form in
             form.append("雷达图", name: "名称")

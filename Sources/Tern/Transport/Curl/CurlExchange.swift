@@ -32,6 +32,8 @@ final class CurlExchange: @unchecked Sendable {
     private var status = 0
     private var headers: [(String, String)] = []
     private var head: HTTPURLResponse?
+    /// Between a status line and the blank line that ends its head.
+    private var readingHead = false
     private var limit: Int?
     private var file: ResponseFileWriter?
     private var received = 0
@@ -156,8 +158,11 @@ final class CurlExchange: @unchecked Sendable {
         if line.hasPrefix("HTTP/") {
             status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
             headers = []
+            readingHead = true
             return true
         }
+        // Trailer lines after a chunked body are not a new head.
+        guard readingHead else { return true }
         if !line.isEmpty {
             if let colon = line.firstIndex(of: ":") {
                 headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
@@ -165,6 +170,7 @@ final class CurlExchange: @unchecked Sendable {
             return true
         }
         // The end of a head. An informational (1xx) one is followed by the real one.
+        readingHead = false
         guard status >= 200 else { return true }
         var fields: [String: String] = [:]
         for (name, value) in headers {
