@@ -41,6 +41,8 @@ Loopback only. Endpoints (all GET unless noted):
                             (counted under K, 401s under "K:401"); K's token is "t0" until refreshed
   /auth/refresh?key=K&fail=1  makes a new token "t<N>" for K and answers {"token": ...} (fail=1: 500),
                             counted under "K:refresh"
+  /cookie-jar/set?NAME=VALUE  302 to /cookie-jar/show with Set-Cookie: NAME=VALUE; Path=/cookie-jar
+  /cookie-jar/show          200 {"cookie": the request's Cookie header}
   Transfers (downloads with Range, server-sent events, multipart uploads): see fixture_transfers.py
 """
 import argparse
@@ -232,6 +234,18 @@ class Handler(BaseHTTPRequestHandler):
             return fixture_transfers.download_stats(self, q)
         if route == "/sse":
             return fixture_transfers.sse(self, q)
+        if route == "/cookie-jar/set":
+            # Path-scoped, so that no other test's request carries it: 302 to /cookie-jar/show.
+            cookies = ["%s=%s; Path=/cookie-jar" % (k, v) for k, v in q.items()]
+            self.send_response(302)
+            for cookie in cookies:
+                self.send_header("Set-Cookie", cookie)
+            self.send_header("Location", "/cookie-jar/show")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if route == "/cookie-jar/show":
+            return self._send(200, json.dumps({"cookie": self.headers.get("Cookie")}).encode())
         if route == "/flaky-times":
             with COUNTS_LOCK:
                 times = list(TIMES.get(q.get("key", ""), []))

@@ -52,6 +52,11 @@ public struct ClientConfiguration: Sendable {
     public var offlineBehavior: OfflineBehavior
     /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
     public var credential: BasicCredential?
+    /// Where cookies are kept and sent from, for either transport. Default nil:
+    /// `HTTPCookieStorage.shared`. A storage of its own per client keeps two accounts' sessions
+    /// apart (on Linux, `HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier:)`).
+    /// Note that on Linux the storage ignores a cookie's `Path` when choosing what to send.
+    public var cookieStorage: HTTPCookieStorage?
     /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
     public var userAgent: String
     /// The `Accept-Language` header; nil sends none. Default: the user's preferred languages.
@@ -119,6 +124,7 @@ public struct ClientConfiguration: Sendable {
         networkMonitor = nil
         offlineBehavior = .send
         credential = nil
+        cookieStorage = nil
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
@@ -150,6 +156,7 @@ public struct ClientConfiguration: Sendable {
         session.urlCredentialStorage = nil
         session.requestCachePolicy = .reloadIgnoringLocalCacheData
         session.httpAdditionalHeaders = wireHeaders
+        session.httpCookieStorage = cookieStorage ?? .shared
         session.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: timeout)
         configureSession(session)

@@ -48,8 +48,12 @@ final class CurlExchange: @unchecked Sendable {
     /// Answers authentication challenges, if any.
     private let credential: BasicCredential?
 
+    /// Where cookies come from and go.
+    private let cookies: HTTPCookieStorage
+
     init(id: UInt64, request: TransportRequest, defaultHeaders: [String: String], credential: BasicCredential?,
-         events: @escaping @Sendable (TransportEvent) -> Void) {
+         cookies: HTTPCookieStorage, events: @escaping @Sendable (TransportEvent) -> Void) {
+        self.cookies = cookies
         self.id = id
         self.request = request
         self.defaultHeaders = defaultHeaders
@@ -133,11 +137,11 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .xferInfoFunction, unsafeBitCast(curlProgress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
-        // Cookies as URLSession's default configuration handles them: from and into the shared storage.
+        // Cookies as URLSession handles them: from and into the client's storage.
         if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
            !fields.keys.contains(where: { $0.caseInsensitiveCompare("Cookie") == .orderedSame }),
-           let cookies = HTTPCookieStorage.shared.cookies(for: requestURL), !cookies.isEmpty {
-            fields.merge(HTTPCookie.requestHeaderFields(with: cookies)) { own, _ in own }
+           let stored = cookies.cookies(for: requestURL), !stored.isEmpty {
+            fields.merge(HTTPCookie.requestHeaderFields(with: stored)) { own, _ in own }
         }
         // No `Expect: 100-continue` round trip for bodies: URLSession sends none either.
         var list = curl.slistAppend(nil, "Expect:")
@@ -188,7 +192,7 @@ final class CurlExchange: @unchecked Sendable {
         head = response
         received = 0
         if request.urlRequest.httpShouldHandleCookies, fields.keys.contains(where: { $0.caseInsensitiveCompare("Set-Cookie") == .orderedSame }) {
-            HTTPCookieStorage.shared.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
+            cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
         }
         if let limit, response.expectedContentLength > Int64(limit) {
             failure = URLError(.dataLengthExceedsMaximum)

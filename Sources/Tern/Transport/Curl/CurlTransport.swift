@@ -17,9 +17,9 @@ import Foundation
 /// Redirects are never followed (Tern follows them), bodies come from memory or a file, responses
 /// go to memory (the size limit is enforced as the head and each chunk arrive) or to a file, and
 /// `Accept-Encoding` is decoded by libcurl; the configuration's credential answers Basic (and
-/// Digest) challenges, and without one a 401 comes back at once; cookies come from and go to
-/// `HTTPCookieStorage.shared`, as with URLSession's default configuration (unless a request turns
-/// `httpShouldHandleCookies` off). Not yet: proxies beyond libcurl's own environment handling,
+/// Digest) challenges, and without one a 401 comes back at once; cookies come from and go to the
+/// configuration's `cookieStorage` (`HTTPCookieStorage.shared` by default), as with URLSession
+/// (unless a request turns `httpShouldHandleCookies` off). Not yet: proxies beyond libcurl's own environment handling,
 /// pinning, metrics, pausing. Creating one ignores `SIGPIPE` for the process: libcurl writes to
 /// sockets that a server may have closed.
 /// Thread safety: safe to use from any thread.
@@ -51,19 +51,23 @@ public final class CurlTransport: Transport {
     public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
         return CurlTransport(curl: curl, multi: multi, headers: configuration.wireHeaders, credential: configuration.credential,
-                             connectionsPerHost: configuration.maximumConnectionsPerHost)
+                             cookies: configuration.cookieStorage ?? .shared, connectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
     /// Headers every exchange carries unless its request sets them.
     private let defaultHeaders: [String: String]
     /// Answers Basic (and Digest) challenges; without it a 401 comes back as it is.
     private let credential: BasicCredential?
+    /// Where cookies come from and go.
+    private let cookies: HTTPCookieStorage
 
-    private init(curl: LibCurl, multi: LibCurl.Handle, headers: [String: String], credential: BasicCredential?, connectionsPerHost: Int) {
+    private init(curl: LibCurl, multi: LibCurl.Handle, headers: [String: String], credential: BasicCredential?,
+                 cookies: HTTPCookieStorage, connectionsPerHost: Int) {
         self.curl = curl
         self.multi = MultiHandle(pointer: multi)
         self.defaultHeaders = headers
         self.credential = credential
+        self.cookies = cookies
         signal(SIGPIPE, SIG_IGN)
         curl.set(multi: multi, .maxConnects, 100)
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
@@ -84,7 +88,7 @@ public final class CurlTransport: Transport {
         let (exchange, wake) = inbox.withLock { inbox -> (CurlExchange?, Bool) in
             guard !inbox.stopping else { return (nil, false) }
             let exchange = CurlExchange(id: inbox.nextID, request: request, defaultHeaders: defaultHeaders, credential: credential,
-                                        events: events)
+                                        cookies: cookies, events: events)
             inbox.nextID += 1
             inbox.submissions.append(exchange)
             return (exchange, inbox.sleeping)
