@@ -37,7 +37,9 @@ public final class Client: Sendable {
     /// Creates a client.
     /// - Parameter configuration: Its defaults; a `URLSessionTransport` is built from it unless
     ///   `configuration.transport` names another transport, or (Linux) the environment variable
-    ///   `TERN_TRANSPORT=curl` asks for the libcurl transport where libcurl can be used.
+    ///   `TERN_TRANSPORT=curl` asks for the libcurl transport (where libcurl cannot be used the
+    ///   client falls back to URLSession, saying so once on standard error; `TERN_LIBCURL` names
+    ///   the library to load, `none` hides it).
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
         self.transport = configuration.transport ?? Self.defaultTransport(for: configuration)
@@ -49,7 +51,15 @@ public final class Client: Sendable {
     /// The transport a client gets when its configuration names none.
     private static func defaultTransport(for configuration: ClientConfiguration) -> any Transport {
         #if canImport(Glibc) || canImport(Musl)
-        if prefersCurl, let curl = CurlTransport.make(configuration: configuration) { return curl }
+        if prefersCurl {
+            if let curl = CurlTransport.make(configuration: configuration) { return curl }
+            fallbackNotice.withLock { noticed in
+                guard !noticed else { return }
+                noticed = true
+                let reason = CurlTransport.unavailableReason ?? "unknown reason"
+                FileHandle.standardError.write(Data("Tern: TERN_TRANSPORT=curl, but libcurl cannot be used (\(reason)); using URLSession\n".utf8))
+            }
+        }
         #endif
         return URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
                                    delivery: configuration.responseDelivery)
@@ -57,6 +67,8 @@ public final class Client: Sendable {
 
     /// `TERN_TRANSPORT=curl` in the environment, read once.
     private static let prefersCurl = ProcessInfo.processInfo.environment["TERN_TRANSPORT"] == "curl"
+    /// Whether the one-line notice of a fallback to URLSession was printed.
+    private static let fallbackNotice = Locked(false)
 
     /// Creates a client for one server.
     /// - Parameters:

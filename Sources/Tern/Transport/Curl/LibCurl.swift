@@ -48,9 +48,10 @@ struct LibCurl: @unchecked Sendable {
     }
 
     private static func load() -> Result<LibCurl, LoadFailure> {
-        let names: [String] = ["libcurl.so.4", "libcurl.so"]
+        // TERN_LIBCURL names another build (a newer libcurl, say), or hides it ("none").
+        let names: [String] = ProcessInfo.processInfo.environment["TERN_LIBCURL"].map { [$0] } ?? ["libcurl.so.4", "libcurl.so"]
         guard let library = names.lazy.compactMap({ name in dlopen(name, RTLD_NOW | RTLD_LOCAL) }).first else {
-            return .failure(LoadFailure(description: "no libcurl.so.4 on this system"))
+            return .failure(LoadFailure(description: "cannot load \(names.joined(separator: " or "))"))
         }
         func symbol(_ name: String) -> UnsafeMutableRawPointer? { dlsym(library, name) }
         func function<T>(_ name: String, as type: T.Type) throws(LoadFailure) -> T {
