@@ -1,7 +1,7 @@
 import Foundation
 
 /// The seam between a `Client` and the thing that moves bytes: `URLSessionTransport` by default,
-/// a stub in tests, a libcurl transport on Linux later.
+/// a stub in tests, `CurlTransport` on Linux (opt-in).
 ///
 /// A transport moves bytes and nothing else: it never follows redirects unless asked
 /// (`TransportRequest.followsRedirects`; Tern never asks, it follows them itself, the same on every
