@@ -279,15 +279,10 @@ final class RequestCore: Sendable {
     /// passed deadline fails only that attempt, which the retry policy may try again.
     func startDeadline(after seconds: TimeInterval, perAttempt: Bool = false) {
         guard seconds.isFinite, seconds > 0 else { return }
-        let deadline = DispatchTime.now() + seconds
-        let stillRunning = state.withLock { state -> Bool in
-            guard state.stage == .running else { return false }
-            state.deadline = deadline
+        arm(at: DispatchTime.now() + seconds) { state in
             state.timeout = seconds
             state.deadlinePerAttempt = perAttempt
-            return true
         }
-        if stillRunning { DeadlineScheduler.shared.add(self, at: deadline) }
     }
 
     /// Called by the scheduler when the deadline has passed.
@@ -301,7 +296,7 @@ final class RequestCore: Sendable {
         guard let expired else {
             let (seconds, call) = state.withLock { ($0.timeout, $0.call) }
             // A streamed response that is still receiving counts its deadline from its last chunk.
-            if let later = call?.extendedDeadline(), rearm(at: later) { return }
+            if let later = call?.extendedDeadline(), arm(at: later) { return }
             terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
             return
         }
@@ -309,11 +304,13 @@ final class RequestCore: Sendable {
         expired.call?.attemptTimedOut(expired.attempt, after: expired.seconds)
     }
 
-    /// Moves a passed deadline on to `deadline`, if the request is still running.
-    private func rearm(at deadline: DispatchTime) -> Bool {
+    /// Arms the deadline at `deadline` (with `change`) if the request is still running; whether it did.
+    @discardableResult
+    private func arm(at deadline: DispatchTime, _ change: (inout State) -> Void = { _ in }) -> Bool {
         let running = state.withLock { state -> Bool in
             guard state.stage == .running else { return false }
             state.deadline = deadline
+            change(&state)
             return true
         }
         if running { DeadlineScheduler.shared.add(self, at: deadline) }

@@ -118,6 +118,7 @@ final class SystemSHA256 {
 /// The few OpenSSL EVP functions Tern needs, looked up at run time: `libcrypto` is always
 /// present where FoundationNetworking runs (its libcurl links it), its headers are not.
 /// Thread safety: immutable after loading; the functions are thread-safe on separate contexts.
+// Sendable: only C function pointers, set once when loaded and never changed.
 struct LibCrypto: @unchecked Sendable {
     typealias New = @convention(c) () -> OpaquePointer?
     typealias Free = @convention(c) (OpaquePointer?) -> Void

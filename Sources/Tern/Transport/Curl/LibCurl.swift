@@ -13,6 +13,7 @@ import Foundation
 /// documented ABI; the variadic ones go through `CTernCurl`.
 /// Thread safety: immutable after loading; libcurl's rules for its handles are the caller's
 /// (`CurlTransport` confines every handle to its event-loop thread).
+// Sendable: C function pointers and version facts, set once when loaded and never changed.
 struct LibCurl: @unchecked Sendable {
     typealias Handle = UnsafeMutableRawPointer
 
