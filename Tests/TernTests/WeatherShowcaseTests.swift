@@ -171,27 +171,11 @@ import Testing
         let process = Process()
         process.executableURL = try Self.executable()
         process.arguments = base + ["radar", "--output", saved]
-        let firstOutput = Pipe()
-        process.standardOutput = firstOutput
-        process.standardError = firstOutput
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
-        let partial = saved + ".terndownload"
-        // Watched from a thread of its own: the test's concurrency threads may be busy for longer
-        // than the download takes.
-        let interrupted: Bool = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let deadline = Date().addingTimeInterval(20)
-                while process.isRunning, Date() < deadline,
-                      ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int ?? 0) < 64 * 1024 {
-                    usleep(1000)
-                }
-                let running = process.isRunning
-                if running { kill(process.processIdentifier, SIGINT) }
-                _ = firstOutput.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: running)
-            }
-        }
+        let partial = URL(fileURLWithPath: saved + ".terndownload")
+        let interrupted = await Transfers.signal(SIGINT, to: process, whenFile: partial, reaches: 64 * 1024, within: 20)
         try #require(interrupted, "weather radar ended before it was interrupted")
         #expect(!FileManager.default.fileExists(atPath: saved))
         let (status, output) = try await Self.run(base + ["radar", "--output", saved])

@@ -133,26 +133,13 @@ import Testing
     @Test func aHostWithoutLibcurlFallsBackToURLSessionWithANotice() async throws {
         let folder = try Transfers.scratch("curl-fallback")
         defer { Transfers.clean(folder) }
-        let process = Process()
-        let output = Pipe(), errors = Pipe()
-        process.executableURL = try Transfers.tool()
-        process.arguments = ["download", try TestServers.fixture() + "/download?key=\(Fixture.uniqueKey("fallback"))&size=1000",
-                             folder.appendingPathComponent("file.bin").path]
-        process.environment = ProcessInfo.processInfo.environment.merging(["TERN_TRANSPORT": "curl", "TERN_LIBCURL": "none"]) { _, new in new }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let (printed, warned): (String, String) = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let warned = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                continuation.resume(returning: (printed, warned))
-            }
-        }
-        #expect(process.terminationStatus == 0)
-        #expect(printed.contains("done 1000 0"))
-        #expect(warned == "Tern: TERN_TRANSPORT=curl, but libcurl cannot be used (cannot load none); using URLSession\n")
+        let run = try await Transfers.runToolCapturing(
+            ["download", try TestServers.fixture() + "/download?key=\(Fixture.uniqueKey("fallback"))&size=1000",
+             folder.appendingPathComponent("file.bin").path],
+            environment: ["TERN_TRANSPORT": "curl", "TERN_LIBCURL": "none"])
+        #expect(run.status == 0)
+        #expect(run.output.contains("done 1000 0"))
+        #expect(run.errors == "Tern: TERN_TRANSPORT=curl, but libcurl cannot be used (cannot load none); using URLSession\n")
     }
 
     @Test func invalidatingCancelsWhatRunsAndRefusesMore() async throws {

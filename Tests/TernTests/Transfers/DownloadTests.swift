@@ -250,22 +250,13 @@ extension Request {
         #expect(Transfers.contents(folder) == ["file.bin.terndownload", "file.bin.terndownload.resume"])
         try await Transfers.setState(key, ["pace": 0])
 
-        let second = Process()
-        let output = Pipe()
-        second.executableURL = try Transfers.tool()
-        second.arguments = ["download", url, destination.path, "--checksum"]
-        second.standardOutput = output
-        try second.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        second.waitUntilExit()
-        #expect(second.terminationStatus == 0)
+        let lines = try await Transfers.runTool(["download", url, destination.path, "--checksum"])
         let stats = try await Transfers.stats(key, size: size)
-        let done = printed.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(done == "done \(size) \(onDisk) \(stats.sha256 ?? "?")")
+        #expect(lines.last == ["done", "\(size)", "\(onDisk)", stats.sha256 ?? "?"])
         #expect(stats.starts == [0, Int(onDisk)])
         // The resumed run's first progress line starts at the bytes already on disk.
-        let firstProgress = printed.split(separator: "\n").first { $0.hasPrefix("progress down") }
-        #expect(firstProgress.flatMap { Int64($0.split(separator: " ")[2]) }.map { $0 >= onDisk } == true)
+        let firstProgress = lines.first { $0.first == "progress" && $0[1] == "down" }
+        #expect(firstProgress.flatMap { Int64($0[2]) }.map { $0 >= onDisk } == true)
         #expect(Transfers.contents(folder) == ["file.bin"])
     }
 

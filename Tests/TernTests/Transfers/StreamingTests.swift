@@ -62,8 +62,10 @@ import Testing
     @Test func closuresReceiveEventsThenTheCompletionOnTheirQueue() async throws {
         let queue = DispatchQueue(label: "events")
         let events = Locked([ServerSentEvent]())
+        // Made before the continuation: a client that cannot be made must fail the test, not leave it waiting.
+        let client = try Transfers.client()
         let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
-            _ = try? Transfers.client().events(Request<Data>("sse", query: ["script": "basic"]), queue: .queue(queue), onEvent: { event in
+            client.events(Request<Data>("sse", query: ["script": "basic"]), queue: .queue(queue), onEvent: { event in
                 dispatchPrecondition(condition: .onQueue(queue))
                 events.withLock { $0.append(event) }
             }, completion: { continuation.resume(returning: $0) })

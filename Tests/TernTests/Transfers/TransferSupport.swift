@@ -65,11 +65,12 @@ enum Transfers {
 
     /// Sends `signal` to `process` once the file at `url` holds `bytes` bytes, watching from a
     /// thread of its own (the test's concurrency threads may be busy for longer than the whole
-    /// transfer takes); waits for the process to end. False when it ended first (or in 30 s).
-    static func signal(_ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64) async -> Bool {
+    /// transfer takes); waits for the process to end. False when it ended first (or in `seconds`).
+    static func signal(_ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64,
+                       within seconds: Double = 30) async -> Bool {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let deadline = Date().addingTimeInterval(30)
+                let deadline = Date().addingTimeInterval(seconds)
                 while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
                 let running = process.isRunning
                 if running { kill(process.processIdentifier, signal) }
@@ -77,26 +78,6 @@ enum Transfers {
                 continuation.resume(returning: running)
             }
         }
-    }
-
-    /// The peak resident memory of this process in bytes (`VmHWM`), and a way to restart it.
-    static var peakRSS: Int64 {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = Int64(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
-        return kb * 1024
-    }
-
-    static var currentRSS: Int64 {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kb = Int64(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
-        return kb * 1024
-    }
-
-    /// Restarts `VmHWM` at the current resident size (Linux: `clear_refs` 5).
-    static func resetPeakRSS() {
-        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
     /// The `tern-transfer` executable, built next to the test bundle.
@@ -112,21 +93,42 @@ enum Transfers {
     /// Runs `tern-transfer` with `arguments` to its end (waiting off the concurrency threads) and
     /// returns its output lines split in words; expects it to succeed.
     static func runTool(_ arguments: [String]) async throws -> [[String]] {
+        let run = try await runToolCapturing(arguments)
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        return run.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    /// Runs `tern-transfer` with `arguments` and extra `environment` to its end, waiting off the
+    /// concurrency threads; one that runs past `seconds` is killed (its status then says so), so a
+    /// stuck child fails the test instead of hanging the suite.
+    static func runToolCapturing(_ arguments: [String], environment: [String: String] = [:], seconds: Double = 180)
+        async throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
-        let output = Pipe()
+        let output = Pipe(), errors = Pipe()
         process.executableURL = try tool()
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardOutput = output
+        process.standardError = errors
         try process.run()
-        let printed: String = await withCheckedContinuation { continuation in
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
+                // Standard error is read on its own thread: a full pipe would block the child.
+                let warned = Locked(Data())
+                let reader = DispatchGroup()
+                DispatchQueue.global().async(group: reader) { warned.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
+                let printed = output.fileHandleForReading.readDataToEndOfFile()
+                reader.wait()
                 process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+                continuation.resume(returning: (process.terminationStatus, String(decoding: printed, as: UTF8.self),
+                                                String(decoding: warned.withLock { $0 }, as: UTF8.self)))
             }
         }
-        #expect(process.terminationStatus == 0, "\(printed)")
-        return printed.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// The `peak-rss` figure `tern-transfer` printed, or -1.
