@@ -269,6 +269,13 @@ func readmeMonitoring() throws {
     //   -H 'Authorization: <redacted>'
 }
 
+func readmeMetrics(api: Client) async throws {
+    let response = try await api.send(Request<JSON>("forecast"))
+    if let metrics = response.metrics {
+        print(metrics)  // HTTP/1.1 reused, dns 0.0 ms, connect 0.0 ms, first byte 0.4 ms, total 0.4 ms, 0 B up, 1024 B down
+    }
+}
+
 func readmeNetworkStatus() async {
     let api = Client(baseURL: "https://api.example.com") {
         $0.networkMonitor = .system

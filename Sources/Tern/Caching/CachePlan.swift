@@ -53,7 +53,8 @@ final class CachePlan: Sendable {
             guard let entry = found.withLock({ $0 }) ?? cache.memoryEntry(for: key) ?? cache.diskEntry(for: key) else { return outcome }
             let refreshed = entry.revalidated(by: raw.response)
             if !policy.write.isEmpty { cache.store(refreshed, for: key, in: policy.write) }
-            return refreshed.raw(.revalidated).map(Result.success) ?? outcome
+            // The revalidating exchange's metrics stay: it was a network round trip.
+            return refreshed.raw(.revalidated, metrics: raw.metrics).map(Result.success) ?? outcome
         case .success(let raw) where raw.source == .network && (500..<600).contains(raw.response.statusCode):
             return stale() ?? outcome
         case .failure(.transport), .failure(.timedOut):
@@ -85,8 +86,8 @@ final class CachePlan: Sendable {
 
 extension CachedResponse {
     /// The entry as a raw response for the delivery path.
-    func raw(_ source: ResponseSource) -> RawResponse? {
-        httpResponse().map { RawResponse(response: $0, data: body, source: source) }
+    func raw(_ source: ResponseSource, metrics: Metrics? = nil) -> RawResponse? {
+        httpResponse().map { RawResponse(response: $0, data: body, source: source, metrics: metrics) }
     }
 }
 

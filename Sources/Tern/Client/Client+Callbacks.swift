@@ -114,7 +114,6 @@ private final class WeakDelegate: @unchecked Sendable {
 extension Response {
     /// The same response with its value as `any Sendable`, for delegates.
     func erased() -> Response<any Sendable> {
-        Response<any Sendable>(request: request, httpResponse: httpResponse, data: data, value: value, timing: timing, source: source,
-                               attempt: attempt, redirects: redirects)
+        Response<any Sendable>(self, value: value)
     }
 }

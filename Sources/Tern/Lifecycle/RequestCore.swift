@@ -51,6 +51,8 @@ final class RequestCore: Sendable {
         var current: URLRequest?
         var unadapted: URLRequest?
         var redirects: [Redirect] = []
+        /// Seconds the exchanges answered by `redirects` took.
+        var redirectTime: TimeInterval = 0
         var deadline: DispatchTime?
         var timeout: TimeInterval = 0
         /// Whether each attempt has a deadline of its own (`RetryPolicy.attemptTimeout`) instead
@@ -168,14 +170,17 @@ final class RequestCore: Sendable {
     /// Numbers the attempt after attempt `previous` (0 before the first), which sends `request`
     /// (after following `redirect`, if given); nil when the request is no longer running or has
     /// already moved past `previous`.
-    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: Redirect? = nil) -> Int? {
+    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Int? {
         let next = state.withLock { state -> (Int, DispatchTime?)? in
             guard state.stage == .running, state.attempt == previous else { return nil }
             state.attempt += 1
             state.exchange = nil
             state.current = request
             state.unadapted = request
-            if let redirect { state.redirects.append(redirect) }
+            if let redirect {
+                state.redirects.append(redirect.0)
+                state.redirectTime += redirect.took
+            }
             guard state.deadlinePerAttempt else { return (state.attempt, nil) }
             state.deadline = DispatchTime.now() + state.timeout
             return (state.attempt, state.deadline)
@@ -195,11 +200,13 @@ final class RequestCore: Sendable {
         let unadapted: URLRequest?
         /// The redirects followed so far.
         let redirects: [Redirect]
+        /// Seconds their exchanges took.
+        let redirectTime: TimeInterval
     }
 
     /// The current attempt's number and request, and the redirects followed so far.
     var route: Route {
-        state.withLock { Route(attempt: $0.attempt, request: $0.current, unadapted: $0.unadapted, redirects: $0.redirects) }
+        state.withLock { Route(attempt: $0.attempt, request: $0.current, unadapted: $0.unadapted, redirects: $0.redirects, redirectTime: $0.redirectTime) }
     }
 
     /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
@@ -397,4 +404,6 @@ struct RawResponse: Sendable {
     let response: HTTPURLResponse
     let data: Data
     var source: ResponseSource = .network
+    /// How the exchange went; nil for an answer from the cache alone.
+    var metrics: Metrics?
 }

@@ -2,13 +2,13 @@ import Foundation
 
 /// One exchange with the transport for a `Call`: the first request, a followed redirect, a retry.
 ///
-/// It collects what its exchange reports — the response head, the body, progress, timing marks —
+/// It collects what its exchange reports — the response head, the body, progress, metrics —
 /// and hands one outcome to its call when the exchange completes. An attempt runs either alone on
 /// the transport or as a member of a `SharedExchange` (`RepeatStrategy.share`), which feeds it
 /// the same events. A new response head restarts the body and the download progress.
 /// Thread safety: events arrive from its exchange one at a time (the transport's contract), and
 /// everything else is set before the exchange starts.
-// Sendable: `head`, `body` and `marks` are touched only by the exchange's serial event stream.
+// Sendable: `head`, `body` and `clock` are touched only by the exchange's serial event stream.
 final class Attempt: @unchecked Sendable {
     /// 1 for the first exchange of a request, 2 for the next, and so on.
     let number: Int
@@ -19,16 +19,17 @@ final class Attempt: @unchecked Sendable {
     /// False while a download's body goes to its file or a streamed body to its reader: chunks
     /// are counted, not kept.
     private var keepsBody = true
-    private(set) var marks = AttemptMarks()
+    /// When the exchange started and its head arrived, and its byte counts: the metrics.
+    private var clock = ExchangeClock()
+    /// Bytes of the request body sent (its size when in memory, else as reported).
+    private var sent: Int64
 
     /// Creates attempt `number` of `call`, which sends `request`.
     init(number: Int, sending request: TransportRequest, call: any AttemptOwner) {
         self.number = number
         self.call = call
+        if case .data(let data) = request.body { sent = Int64(data.count) } else { sent = 0 }
     }
-
-    /// Bytes of this attempt's response body so far, for monitors.
-    private var received: Int64 = 0
 
     /// The progress reporter of the request, if it has one.
     var progress: ProgressReporter? { call.core.progress }
@@ -39,7 +40,8 @@ final class Attempt: @unchecked Sendable {
         case .response(let response):
             head = response
             body = Data()
-            received = 0
+            clock.received = 0
+            clock.head = DispatchTime.now().uptimeNanoseconds
             var resumedFrom: Int64 = 0
             if let download = call.download {
                 let toFile: Bool
@@ -59,22 +61,23 @@ final class Attempt: @unchecked Sendable {
                 call.chunkSink?.receive(chunk)
             }
             progress?.received(chunk.count)
+            clock.received += Int64(chunk.count)
             if let monitor = call.monitor {
-                received += Int64(chunk.count)
                 let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
-                monitor.send(.progress(TransferProgress(direction: .download, completedBytes: received, expectedBytes: expected)))
+                monitor.send(.progress(TransferProgress(direction: .download, completedBytes: clock.received, expectedBytes: expected)))
             }
         case .sentBytes(let total, let expected):
+            sent = max(sent, total)
             progress?.sent(total, expected: expected)
             call.monitor?.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: expected)))
-        case .mark(let mark):
-            marks.record(mark)
+        case .metrics(let metrics):
+            clock.reported = metrics
         case .completed(let error):
             let outcome: Result<RawResponse, URLError>
             if let error {
                 outcome = .failure(error)
             } else if let head {
-                outcome = .success(RawResponse(response: head, data: body))
+                outcome = .success(RawResponse(response: head, data: body, metrics: clock.metrics(bytesSent: sent)))
             } else {
                 outcome = .failure(URLError(.badServerResponse))
             }
@@ -84,24 +87,6 @@ final class Attempt: @unchecked Sendable {
             // exchange that outlived its request cleans up here.
             if let download = call.download, download.hasEnded { download.ended() }
             call.attemptFinished(self, outcome)
-        }
-    }
-}
-
-/// The moments of one attempt on the monotonic clock (uptime nanoseconds), from the transport's
-/// marks; 0 for a moment not reported. Kept for the metrics to come: nothing reads them yet, so
-/// nothing is stamped on the request path for them either.
-/// Thread safety: a value type, safe to share.
-struct AttemptMarks: Sendable, Equatable {
-    var start: UInt64 = 0
-    var head: UInt64 = 0
-    var end: UInt64 = 0
-
-    mutating func record(_ mark: TransportMark) {
-        switch mark.kind {
-        case .requestStart: start = mark.uptimeNanoseconds
-        case .responseHead: head = mark.uptimeNanoseconds
-        case .end: end = mark.uptimeNanoseconds
         }
     }
 }

@@ -51,7 +51,7 @@ extension Call {
     private func deliverHit(_ raw: RawResponse) {
         guard let cacheHit, let value = try? serializer.value(from: raw.data, response: raw.response, method: core.method)
         else { return }
-        let response = makeResponse(raw, value: value, attempt: 0, redirects: [])
+        let response = makeResponse(raw, value: value, route: nil)
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         run { [self] in

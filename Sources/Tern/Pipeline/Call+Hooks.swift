@@ -100,7 +100,6 @@ extension Result {
 extension Response {
     /// The same response with another value (a preprocessor's).
     func replacingValue(_ value: Value) -> Response {
-        Response(request: request, httpResponse: httpResponse, data: data, value: value, timing: timing, source: source,
-                 attempt: attempt, redirects: redirects)
+        Response(self, value: value)
     }
 }

@@ -17,20 +17,23 @@ extension Call {
             Result { () throws(TernError) -> Response<Value> in
                 if validating { try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
                 if let download, raw.source == .network, let file = try download.complete(raw.response) as? Value {
-                    return makeResponse(raw, value: file, attempt: route.attempt, redirects: route.redirects)
+                    return makeResponse(raw, value: file, route: route)
                 }
                 let value = try serializer.value(from: raw.data, response: raw.response, method: core.method)
-                return makeResponse(raw, value: value, attempt: route.attempt, redirects: route.redirects)
+                return makeResponse(raw, value: value, route: route)
             }
         }
     }
 
-    /// The response for `raw` decoded as `value`, from attempt `attempt` after `redirects`.
-    func makeResponse(_ raw: RawResponse, value: Value, attempt: Int, redirects: [Redirect]) -> Response<Value> {
+    /// The response for `raw` decoded as `value`, from the current attempt of `route` (nil: the
+    /// cache answered without one).
+    func makeResponse(_ raw: RawResponse, value: Value, route: RequestCore.Route?) -> Response<Value> {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
+        var metrics = raw.metrics
+        if let route, !route.redirects.isEmpty { metrics?.redirectTime = route.redirectTime }
         return Response(request: urlRequest, httpResponse: raw.response, data: raw.data, value: value,
                         timing: Timing(start: started.date, duration: seconds), source: raw.source,
-                        attempt: attempt, redirects: redirects)
+                        attempt: route?.attempt ?? 0, redirects: route?.redirects ?? [], metrics: metrics)
     }
 
     /// Whether processing `outcome` should leave the current thread.

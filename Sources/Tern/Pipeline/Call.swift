@@ -162,9 +162,9 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     // MARK: 4. Start attempt n
 
     /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest` (reached by
-    /// following `redirect`), unless the request ended or moved on meanwhile. Adapters run first,
-    /// except for a followed redirect.
-    func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: Redirect? = nil) {
+    /// following `redirect`, whose exchange took `took` seconds), unless the request ended or
+    /// moved on meanwhile. Adapters run first, except for a followed redirect.
+    func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: (Redirect, took: TimeInterval)? = nil) {
         guard let number = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
         if redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty {
             adapt(urlRequest, attempt: number, with: adapters)
@@ -239,7 +239,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             switch step {
             case .follow(let next, let redirect):
                 monitor?.send(.redirected(redirect))
-                return startAttempt(next, after: attempt.number, following: redirect)
+                return startAttempt(next, after: attempt.number, following: (redirect, raw.metrics?.total ?? 0))
             case .refuse(let error):
                 return finish(.failure(error), attempt: attempt.number)
             }

@@ -15,6 +15,7 @@ final class SharedExchange: Sendable {
         var task: (any TransportTask)?
         var response: HTTPURLResponse?
         var body = Data()
+        var metrics: Metrics?
         var isClosed = false
     }
 
@@ -89,21 +90,22 @@ final class SharedExchange: Sendable {
             watchers.forEach { $0.received(chunk.count) }
         case .sentBytes(let total, let expected):
             state.withLock { Self.progressWatchers($0) }.forEach { $0.sent(total, expected: expected) }
-        case .mark:
-            break
+        case .metrics(let metrics):
+            state.withLock { $0.metrics = metrics }
         case .completed(let error):
-            let finished = state.withLock { state -> ([Attempt], HTTPURLResponse?, Data)? in
+            let finished = state.withLock { state -> ([Attempt], HTTPURLResponse?, Data, Metrics?)? in
                 guard !state.isClosed else { return nil }
                 state.isClosed = true
                 defer { state.members = [:]; state.task = nil; state.body = Data() }
-                return (Array(state.members.values), state.response, state.body)
+                return (Array(state.members.values), state.response, state.body, state.metrics)
             }
-            guard let (members, response, body) = finished else { return }
+            guard let (members, response, body, metrics) = finished else { return }
             onClosed(self)
             for member in members {
                 // Replayed with progress: a member that joined late then still ends at the full count.
                 if let response { member.receive(.response(response)) }
                 if !body.isEmpty { member.receive(.data(body)) }
+                if let metrics { member.receive(.metrics(metrics)) }
                 member.receive(.completed(error))
             }
         }

@@ -14,16 +14,17 @@ public struct Response<Value: Sendable>: Sendable {
     public let value: Value
     /// When the request started and how long it took to the decoded value.
     public let timing: Timing
-    /// Where it came from, which attempt produced it and the redirects before it, in one word: a
-    /// response is returned through several async frames, and two more words there pushed the
-    /// async `send` past its task's first allocation slab, costing every request in flight 1 KB.
+    /// Where it came from, which attempt produced it, the redirects before it and its metrics, in
+    /// one word: a response is returned through several async frames, and two more words there
+    /// pushed the async `send` past its task's first allocation slab, costing every request in
+    /// flight 1 KB.
     private let trail: Trail
 
     /// Where it came from: the network, the cache, a revalidated or a stale cache entry.
     public var source: ResponseSource {
         switch trail {
         case .first(let source): source
-        case .later(let later): later.source
+        case .detailed(let details): details.source
         }
     }
 
@@ -32,25 +33,42 @@ public struct Response<Value: Sendable>: Sendable {
     public var attempt: Int {
         switch trail {
         case .first(let source): source == .cache ? 0 : 1
-        case .later(let later): later.attempt
+        case .detailed(let details): details.attempt
         }
     }
 
     /// The redirects followed to get here, in order (empty when there were none).
     public var redirects: [Redirect] {
-        if case .later(let later) = trail { later.redirects } else { [] }
+        if case .detailed(let details) = trail { details.redirects } else { [] }
+    }
+
+    /// How the exchange that produced it went (timings, connection reuse, HTTP version, bytes);
+    /// nil when the cache answered without one. See `Metrics` for which transport fills what.
+    public var metrics: Metrics? {
+        if case .detailed(let details) = trail { details.metrics } else { nil }
     }
 
     /// Creates a response; Tern builds these, custom transports and tests may too.
     public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
-                source: ResponseSource = .network, attempt: Int = 1, redirects: [Redirect] = []) {
+                source: ResponseSource = .network, attempt: Int = 1, redirects: [Redirect] = [], metrics: Metrics? = nil) {
         self.request = request
         self.httpResponse = httpResponse
         self.data = data
         self.value = value
         self.timing = timing
-        let first = redirects.isEmpty && attempt == (source == .cache ? 0 : 1)
-        trail = first ? .first(source) : .later(LaterAttempt(source: source, attempt: attempt, redirects: redirects))
+        let first = redirects.isEmpty && metrics == nil && attempt == (source == .cache ? 0 : 1)
+        trail = first ? .first(source)
+            : .detailed(ResponseDetails(source: source, attempt: attempt, redirects: redirects, metrics: metrics))
+    }
+
+    /// The same response with another value.
+    init<Other>(_ other: Response<Other>, value: Value) {
+        request = other.request
+        httpResponse = other.httpResponse
+        data = other.data
+        self.value = value
+        timing = other.timing
+        trail = other.trail
     }
 
     /// The URL the response came from: the last redirect's target, else the request's URL.
@@ -65,22 +83,24 @@ public struct Response<Value: Sendable>: Sendable {
 
 /// Where a response came from among a request's attempts, in one word.
 enum Trail: Sendable {
-    /// From the cache (attempt 0) or the first attempt (1), without redirects.
+    /// From the cache (attempt 0) or the first attempt (1), without redirects or metrics.
     case first(ResponseSource)
-    /// From a later attempt, after redirects or a retry.
-    case later(LaterAttempt)
+    /// Anything else: a later attempt, redirects, metrics.
+    case detailed(ResponseDetails)
 }
 
-/// A response's origin when it is not the first attempt's.
-final class LaterAttempt: Sendable {
+/// A response's origin and metrics, when `Trail.first` cannot say it.
+final class ResponseDetails: Sendable {
     let source: ResponseSource
     let attempt: Int
     let redirects: [Redirect]
+    let metrics: Metrics?
 
-    init(source: ResponseSource, attempt: Int, redirects: [Redirect]) {
+    init(source: ResponseSource, attempt: Int, redirects: [Redirect], metrics: Metrics?) {
         self.source = source
         self.attempt = attempt
         self.redirects = redirects
+        self.metrics = metrics
     }
 }
 

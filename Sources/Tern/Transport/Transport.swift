@@ -8,7 +8,7 @@ import Foundation
 /// platform), never decodes, and speaks Foundation value types only. For each `start` it reports,
 /// in order and never concurrently for the same request: zero or more `.response` events (each
 /// new response — after an auth retry, say — replaces the previous one and its body), `.data`
-/// chunks, `.sentBytes` progress and `.mark` timings, then exactly one `.completed`, never
+/// chunks, `.sentBytes` progress and at most one `.metrics`, then exactly one `.completed`, never
 /// followed by anything. It must never create work after `invalidate()`; `start` then returns nil.
 /// Thread safety: implementations must be safe to call from any thread.
 public protocol Transport: Sendable {
@@ -122,34 +122,9 @@ public enum TransportEvent: Sendable {
     case data(Data)
     /// Upload progress: bytes of the body sent so far, and the total if known.
     case sentBytes(Int64, expected: Int64?)
-    /// A moment of the exchange, for timings (metrics). Optional: a transport that cannot tell
-    /// sends none.
-    case mark(TransportMark)
+    /// How the exchange went, once, before `.completed`. Optional: Tern measures what it can
+    /// itself for a transport that sends none (`Metrics.Source.tern`).
+    case metrics(Metrics)
     /// The exchange ended: `nil` after a complete response, otherwise the failure.
     case completed(URLError?)
-}
-
-/// A moment in one exchange, on the monotonic clock.
-/// Thread safety: a value type, safe to share.
-public struct TransportMark: Sendable, Equatable {
-    /// Which moment.
-    public enum Kind: Sendable, Equatable {
-        /// The request started (connection or reuse, then the request line).
-        case requestStart
-        /// The response head (status and headers) arrived.
-        case responseHead
-        /// The last byte of the response arrived, or the exchange failed.
-        case end
-    }
-
-    /// Which moment.
-    public var kind: Kind
-    /// When, as `DispatchTime` uptime nanoseconds.
-    public var uptimeNanoseconds: UInt64
-
-    /// Creates a mark; `uptimeNanoseconds` defaults to now.
-    public init(_ kind: Kind, uptimeNanoseconds: UInt64 = DispatchTime.now().uptimeNanoseconds) {
-        self.kind = kind
-        self.uptimeNanoseconds = uptimeNanoseconds
-    }
 }

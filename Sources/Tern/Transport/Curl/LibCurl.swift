@@ -130,7 +130,7 @@ struct LibCurl: @unchecked Sendable {
         tern_curl_setopt_long(multiSetopt, multi, option.rawValue, value)
     }
 
-    /// A `long` piece of information about a transfer.
+    /// A `long` or `curl_off_t` piece of information about a transfer (both 64 bits here).
     func info(_ easy: Handle, long info: Info) -> Int {
         var value = 0
         _ = tern_curl_getinfo(easyGetinfo, easy, info.rawValue, &value)
@@ -162,7 +162,9 @@ struct LibCurl: @unchecked Sendable {
 
     /// `curl_easy_getinfo` items: type base (string 0x100000, long 0x200000, off_t 0x600000) + number.
     enum Info: Int32 {
-        case responseCode = 0x20_0002, httpVersion = 0x20_002E
+        case responseCode = 0x20_0002, numConnects = 0x20_001A, httpVersion = 0x20_002E
+        case sizeUploadT = 0x60_0007, sizeDownloadT = 0x60_0008, totalTimeT = 0x60_0032, nameLookupTimeT = 0x60_0033
+        case connectTimeT = 0x60_0034, startTransferTimeT = 0x60_0036, appConnectTimeT = 0x60_0038
     }
 
     /// `CURLPROTO_HTTP | CURLPROTO_HTTPS`.
