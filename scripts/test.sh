@@ -13,9 +13,9 @@ if [ "$(uname)" = Linux ] && ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f
         || { apt-get update -q >/dev/null && apt-get install -y -q libsqlite3-dev pkg-config >/dev/null; }
 fi
 
-if ! python3 -c "import httpbin, gunicorn" 2>/dev/null; then
-    echo "== installing httpbin and gunicorn (pip)"
-    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn
+if ! python3 -c "import httpbin, gunicorn, trustme" 2>/dev/null; then
+    echo "== installing httpbin, gunicorn and trustme (pip)"
+    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn trustme
 fi
 
 free_port() {
@@ -38,6 +38,11 @@ pids+=($!)
 fixture_port=$(free_port)
 python3 scripts/fixture_server.py --port "$fixture_port" >"$logs/fixture.log" 2>&1 &
 pids+=($!)
+# The same fixture over TLS (a throw-away trustme authority in $logs/tls), for pinning and TLS options.
+tls_port=$(free_port)
+tls12_port=$(free_port)
+python3 scripts/fixture_tls.py --port "$tls_port" --tls12-port "$tls12_port" --dir "$logs/tls" >"$logs/fixture-tls.log" 2>&1 &
+pids+=($!)
 
 wait_for() {
     for _ in $(seq 1 100); do
@@ -50,9 +55,15 @@ wait_for() {
 }
 wait_for "http://127.0.0.1:$httpbin_port/get"
 wait_for "http://127.0.0.1:$fixture_port/json"
+for _ in $(seq 1 100); do [ -f "$logs/tls/pins.txt" ] && break; sleep 0.2; done
+python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5).close()" "$tls_port" \
+    || { echo "the TLS fixture did not start; log:" >&2; cat "$logs/fixture-tls.log" >&2; exit 1; }
 
 export TERN_HTTPBIN_URL="http://127.0.0.1:$httpbin_port"
 export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
+export TERN_TLS_URL="https://127.0.0.1:$tls_port"
+export TERN_TLS12_URL="https://127.0.0.1:$tls12_port"
+export TERN_TLS_DIR="$PWD/$logs/tls"
 echo "== httpbin at $TERN_HTTPBIN_URL, fixture server at $TERN_FIXTURE_URL"
 
 echo "== swift build (library, weather, tests)"

@@ -276,6 +276,14 @@ func readmeMetrics(api: Client) async throws {
     }
 }
 
+func readmePinning(current: PublicKeyPin, backup: PublicKeyPin, caFile: URL) -> Client {
+    Client(baseURL: "https://api.example.com") {
+        $0.tls.pinning = ServerPinning(["api.example.com": .publicKeys([current], backups: [backup])])
+        $0.tls.minimumVersion = .v1_2
+        $0.tls.certificateAuthorityFile = caFile   // a private authority, e.g. in staging
+    }
+}
+
 func readmeNetworkStatus() async {
     let api = Client(baseURL: "https://api.example.com") {
         $0.networkMonitor = .system

@@ -33,6 +33,10 @@ public final class Client: Sendable {
     /// The requests in flight and the shared calls (see `Client+Registry.swift`).
     let registry = Locked(Registry())
     private let invalidated = Locked(false)
+    /// What in the configuration the transport cannot honour; nil when everything can be. Set at
+    /// creation (and told once on standard error): every request of the client then fails at
+    /// once with it, so that a pin or a TLS floor is never silently dropped.
+    public let configurationError: TernError?
 
     /// Creates a client.
     /// - Parameter configuration: Its defaults; a `URLSessionTransport` is built from it unless
@@ -42,7 +46,14 @@ public final class Client: Sendable {
     ///   the library to load, `none` hides it).
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
-        self.transport = configuration.transport ?? Self.defaultTransport(for: configuration)
+        let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
+        self.transport = transport
+        if transport is URLSessionTransport, let reason = configuration.tls.unsupportedByURLSession {
+            configurationError = .unsupportedConfiguration(reason)
+            FileHandle.standardError.write(Data("Tern: this client cannot send requests: \(reason)\n".utf8))
+        } else {
+            configurationError = nil
+        }
         self.responseCache = ResponseCache(
             directory: configuration.cacheDirectory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
             memoryLimit: configuration.memoryCacheLimit, diskLimit: configuration.diskCacheLimit)
@@ -62,7 +73,7 @@ public final class Client: Sendable {
         }
         #endif
         return URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-                                   delivery: configuration.responseDelivery)
+                                   delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
     }
 
     /// `TERN_TRANSPORT=curl` in the environment, read once.

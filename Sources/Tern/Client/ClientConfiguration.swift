@@ -61,6 +61,9 @@ public struct ClientConfiguration: Sendable {
     public var userAgent: String
     /// The `Accept-Language` header; nil sends none. Default: the user's preferred languages.
     public var acceptLanguage: String?
+    /// TLS: trusted authorities, minimum version, client certificate and pinning (see
+    /// `TLSConfiguration` for what each transport supports). Default `.default`.
+    public var tls: TLSConfiguration
     /// Maximum simultaneous connections to one host (URLSession's `httpMaximumConnectionsPerHost`). Default 6.
     public var maximumConnectionsPerHost: Int
     /// What to do when a request is sent while an identical one is in flight. Default `.allow`.
@@ -142,6 +145,7 @@ public struct ClientConfiguration: Sendable {
         cachePolicy = .disabled
         cacheDirectory = nil
         memoryCacheLimit = 16 << 20
+        tls = .default
         diskCacheLimit = 100 << 20
     }
 
@@ -159,6 +163,13 @@ public struct ClientConfiguration: Sendable {
         session.httpCookieStorage = cookieStorage ?? .shared
         session.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: timeout)
+        #if canImport(Security)
+        switch tls.minimumVersion {
+        case .v1_2?: session.tlsMinimumSupportedProtocolVersion = .TLSv12
+        case .v1_3?: session.tlsMinimumSupportedProtocolVersion = .TLSv13
+        case nil: break
+        }
+        #endif
         configureSession(session)
         return session
     }

@@ -40,6 +40,13 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// refreshes included) and the last attempt failed with `last`. The accessors (`statusCode`,
     /// `responseBody`, `underlyingError`, …) look through to `last`.
     indirect case failedAfterRetries(attempts: Int, last: TernError)
+    /// The server's certificate for `host` matched none of the pins configured for it
+    /// (`TLSConfiguration.pinning`); nothing was sent, and it is never retried.
+    case pinningFailed(host: String)
+    /// The client's configuration asks for something its transport cannot do (pinning with
+    /// URLSession on Linux, say); every request of that client fails with it, nothing is sent.
+    /// `Client.configurationError` has it from the client's creation on.
+    case unsupportedConfiguration(String)
 
     /// Why a redirect was not followed.
     public enum RedirectFailure: Sendable, Equatable, CustomStringConvertible {
@@ -234,6 +241,10 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             return "Business error \(code)\(message.isEmpty ? "" : ": \(message)")"
         case .failedAfterRetries(let attempts, let last):
             return "\(last) (after \(attempts) attempts)"
+        case .pinningFailed(let host):
+            return "The certificate of \(host) matches none of the pins configured for it"
+        case .unsupportedConfiguration(let reason):
+            return "Unsupported configuration: \(reason)"
         }
     }
 

@@ -76,6 +76,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             // Parameter and URL hooks run here: every later stage sees the rewritten request.
             (urlRequest, upload) = try RequestBuilder.prepare(request, settings: settings, hooks: hooks)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
+            if let problem = client.configurationError { throw problem }
             try download?.checkDestination()
         } catch {
             let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
@@ -386,7 +387,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// The error a transport failure becomes.
     private func transportError(_ error: URLError) -> TernError {
-        switch error.code {
+        if let host = error.userInfo[TLSFailure.pinnedHostKey] as? String { return .pinningFailed(host: host) }
+        return switch error.code {
         case .timedOut: .timedOut(after: timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
         case .dataLengthExceedsMaximum: sizeLimit.map { .responseTooLarge(limit: $0) } ?? .transport(error)

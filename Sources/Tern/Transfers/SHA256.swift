@@ -38,6 +38,12 @@ struct SHA256: Sendable {
         }
     }
 
+    /// The digest's 32 bytes; the value itself is left as it was.
+    func digest() -> Data {
+        let hex = Array(hexDigest().utf8)
+        return Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0 ..< $0 + 2], as: UTF8.self), radix: 16)! })
+    }
+
     /// The digest as 64 lowercase hexadecimal digits; the value itself is left as it was.
     func hexDigest() -> String {
         var copy = self

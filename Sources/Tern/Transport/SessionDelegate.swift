@@ -35,6 +35,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private let routes = Locked<[Int: Route]>([:])
     private let credential: BasicCredential?
+    /// The server keys or certificates insisted on (Apple platforms; see `ServerTrust`).
+    private let pinning: ServerPinning
     /// Checks the announced length of buffered tasks with a size limit while they run.
     private let watchdog: SendableTimer
     /// Whether the watchdog is armed (some buffered task with a limit is registered).
@@ -43,8 +45,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     /// How often the announced length of buffered tasks is checked against their limit.
     static let watchInterval: DispatchTimeInterval = .milliseconds(50)
 
-    init(credential: BasicCredential?) {
+    init(credential: BasicCredential?, pinning: ServerPinning = .none) {
         self.credential = credential
+        self.pinning = pinning
         watchdog = SendableTimer(source: DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Tern.URLSessionTransport.watchdog")))
         super.init()
         watchdog.source.setEventHandler { [weak self] in self?.watch() }
@@ -238,6 +241,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        #if canImport(Security)
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+           let trust = challenge.protectionSpace.serverTrust {
+            let host = challenge.protectionSpace.host
+            let pins = pinning.pins(for: host)
+            if pins != .none {
+                guard ServerTrust.satisfies(trust, pins: pins) else {
+                    routes.withLock { $0[task.taskIdentifier]?.failure = TLSFailure.pinMismatch(host: host) }
+                    return completionHandler(.cancelAuthenticationChallenge, nil)
+                }
+                return completionHandler(.useCredential, URLCredential(trust: trust))
+            }
+        }
+        #endif
         switch ChallengePolicy.answer(ChallengePolicy.Challenge(challenge, hasCredential: credential != nil)) {
         case .useCredential:
             let credential = credential.map { URLCredential(user: $0.user, password: $0.password, persistence: .forSession) }

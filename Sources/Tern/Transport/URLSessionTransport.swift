@@ -37,8 +37,12 @@ public final class URLSessionTransport: Transport {
     ///   - credential: Answers HTTP Basic challenges; without it a 401 is delivered as a response.
     ///   - delivery: `.buffered` (default) or `.streamed`; exchanges that ask for streaming, or
     ///     write their body to a file, are streamed either way.
-    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed) {
-        delegate = SessionDelegate(credential: credential)
+    ///   - pinning: Server keys or certificates to insist on, checked in the server-trust
+    ///     challenge (Apple platforms; Linux sends no such challenge, so a `Client` refuses
+    ///     pinning with this transport there).
+    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed,
+                pinning: ServerPinning = .none) {
+        delegate = SessionDelegate(credential: credential, pinning: pinning)
         self.delivery = delivery
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1

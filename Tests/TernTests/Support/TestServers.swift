@@ -16,6 +16,21 @@ enum TestServers {
     /// Tern's fault fixture server (`scripts/fixture_server.py`).
     static func fixture() throws -> String { try address("TERN_FIXTURE_URL") }
 
+    /// The fixture over TLS 1.2–1.3 (`scripts/fixture_tls.py`), e.g. `https://127.0.0.1:41236`.
+    static func tls() throws -> String { try address("TERN_TLS_URL") }
+    /// The same, TLS 1.2 at most.
+    static func tls12() throws -> String { try address("TERN_TLS12_URL") }
+    /// A file the TLS fixture wrote: `ca.pem`, `leaf.pem`, `other-leaf.pem`, `client.pem`, `client.key`.
+    static func tlsFile(_ name: String) throws -> URL {
+        URL(fileURLWithPath: try address("TERN_TLS_DIR")).appendingPathComponent(name)
+    }
+    /// A pin from the TLS fixture's `pins.txt` (`leaf` or `other`), computed by Python's `cryptography`.
+    static func tlsPin(_ name: String) throws -> PublicKeyPin {
+        let text = try String(contentsOf: tlsFile("pins.txt"), encoding: .utf8)
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + "=") }
+        return try #require(line.flatMap { PublicKeyPin(String($0.dropFirst(name.count + 1))) })
+    }
+
     private static func address(_ variable: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else { throw Missing(variable: variable) }
         return value

@@ -51,9 +51,13 @@ final class CurlExchange: @unchecked Sendable {
     /// Where cookies come from and go.
     private let cookies: HTTPCookieStorage
 
+    /// Authorities, TLS floor, client certificate and pins.
+    private let tls: TLSConfiguration
+
     init(id: UInt64, request: TransportRequest, defaultHeaders: [String: String], credential: BasicCredential?,
-         cookies: HTTPCookieStorage, events: @escaping @Sendable (TransportEvent) -> Void) {
+         cookies: HTTPCookieStorage, tls: TLSConfiguration, events: @escaping @Sendable (TransportEvent) -> Void) {
         self.cookies = cookies
+        self.tls = tls
         self.id = id
         self.request = request
         self.defaultHeaders = defaultHeaders
@@ -88,6 +92,7 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .headerData, UnsafeRawPointer(context))
         // No libcurl timeout: Tern enforces every deadline itself and cancels the exchange (a
         // streamed response counts from its last chunk, which libcurl's total timeout cannot).
+        if tls != .default, let error = configureTLS(easy, curl: curl) { return error }
         if let credential {
             curl.set(easy, .httpAuth, LibCurl.challengedAuth)
             curl.set(easy, .username, credential.user)
@@ -151,6 +156,27 @@ final class CurlExchange: @unchecked Sendable {
         }
         headerList = list
         curl.set(easy, .httpHeader, UnsafeRawPointer(list))
+        return nil
+    }
+
+    /// Applies the client's TLS settings; nil on success, else why the exchange cannot start.
+    private func configureTLS(_ easy: LibCurl.Handle, curl: LibCurl) -> URLError? {
+        if let file = tls.certificateAuthorityFile { curl.set(easy, .caInfo, file.path) }
+        if let directory = tls.certificateAuthorityDirectory { curl.set(easy, .caPath, directory.path) }
+        switch tls.minimumVersion {
+        case .v1_2?: curl.set(easy, .sslVersion, LibCurl.tlsVersion1_2)
+        case .v1_3?: curl.set(easy, .sslVersion, LibCurl.tlsVersion1_3)
+        case nil: break
+        }
+        if let client = tls.clientCertificate {
+            curl.set(easy, .sslCert, client.certificate.path)
+            curl.set(easy, .sslKey, client.privateKey.path)
+            if let passphrase = client.passphrase { curl.set(easy, .keyPassword, passphrase) }
+        }
+        guard let host = request.urlRequest.url?.host, let pins = tls.pinning.publicKeyPins(for: host) else { return nil }
+        // A pinned host whose pins could not be read is refused rather than left unpinned.
+        guard !pins.isEmpty else { return TLSFailure.pinMismatch(host: host, detail: "no readable pin for \(host)") }
+        curl.set(easy, .pinnedPublicKey, pins.map(\.description).joined(separator: ";"))
         return nil
     }
 
@@ -257,6 +283,9 @@ final class CurlExchange: @unchecked Sendable {
         let closeError = file?.finish()
         release(curl)
         if let error = error ?? failure { return events(.completed(error)) }
+        if code == LibCurl.pinMismatch, let host = request.urlRequest.url?.host {
+            return events(.completed(TLSFailure.pinMismatch(host: host, detail: errorText)))
+        }
         guard code == 0 else { return events(.completed(Self.urlError(code, curl: curl, detail: errorText))) }
         guard head != nil else { return events(.completed(URLError(.badServerResponse))) }
         if let easy { events(.metrics(metrics(easy, curl: curl))) }
@@ -304,7 +333,7 @@ final class CurlExchange: @unchecked Sendable {
         case 8: .badServerResponse
         case 18, 55, 56: .networkConnectionLost
         case 28: .timedOut
-        case 35: .secureConnectionFailed
+        case 35, 58, 77, 98: .secureConnectionFailed
         case 47: .httpTooManyRedirects
         case 52: .zeroByteResource
         case 60, 90: .serverCertificateUntrusted

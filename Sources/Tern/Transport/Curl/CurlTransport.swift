@@ -19,8 +19,9 @@ import Foundation
 /// `Accept-Encoding` is decoded by libcurl; the configuration's credential answers Basic (and
 /// Digest) challenges, and without one a 401 comes back at once; cookies come from and go to the
 /// configuration's `cookieStorage` (`HTTPCookieStorage.shared` by default), as with URLSession
-/// (unless a request turns `httpShouldHandleCookies` off). Not yet: proxies beyond libcurl's own environment handling,
-/// pinning, metrics, pausing. Creating one ignores `SIGPIPE` for the process: libcurl writes to
+/// (unless a request turns `httpShouldHandleCookies` off). The configuration's `tls` sets the
+/// trusted authorities, the TLS floor, the client certificate and public-key pins
+/// (`CURLOPT_PINNEDPUBLICKEY`, per host). Every exchange reports `Metrics` from `curl_easy_getinfo`. Creating one ignores `SIGPIPE` for the process: libcurl writes to
 /// sockets that a server may have closed.
 /// Thread safety: safe to use from any thread.
 public final class CurlTransport: Transport {
@@ -51,7 +52,8 @@ public final class CurlTransport: Transport {
     public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
         return CurlTransport(curl: curl, multi: multi, headers: configuration.wireHeaders, credential: configuration.credential,
-                             cookies: configuration.cookieStorage ?? .shared, connectionsPerHost: configuration.maximumConnectionsPerHost)
+                             cookies: configuration.cookieStorage ?? .shared, tls: configuration.tls,
+                             connectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
     /// Headers every exchange carries unless its request sets them.
@@ -60,14 +62,17 @@ public final class CurlTransport: Transport {
     private let credential: BasicCredential?
     /// Where cookies come from and go.
     private let cookies: HTTPCookieStorage
+    /// Authorities, TLS floor, client certificate and pins.
+    private let tls: TLSConfiguration
 
     private init(curl: LibCurl, multi: LibCurl.Handle, headers: [String: String], credential: BasicCredential?,
-                 cookies: HTTPCookieStorage, connectionsPerHost: Int) {
+                 cookies: HTTPCookieStorage, tls: TLSConfiguration, connectionsPerHost: Int) {
         self.curl = curl
         self.multi = MultiHandle(pointer: multi)
         self.defaultHeaders = headers
         self.credential = credential
         self.cookies = cookies
+        self.tls = tls
         signal(SIGPIPE, SIG_IGN)
         curl.set(multi: multi, .maxConnects, 100)
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
@@ -88,7 +93,7 @@ public final class CurlTransport: Transport {
         let (exchange, wake) = inbox.withLock { inbox -> (CurlExchange?, Bool) in
             guard !inbox.stopping else { return (nil, false) }
             let exchange = CurlExchange(id: inbox.nextID, request: request, defaultHeaders: defaultHeaders, credential: credential,
-                                        cookies: cookies, events: events)
+                                        cookies: cookies, tls: tls, events: events)
             inbox.nextID += 1
             inbox.submissions.append(exchange)
             return (exchange, inbox.sleeping)

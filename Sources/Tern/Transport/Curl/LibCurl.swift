@@ -153,6 +153,8 @@ struct LibCurl: @unchecked Sendable {
         case inFileSizeLarge = 30115, postFieldSizeLarge = 30120, timeoutMS = 155, copyPostFields = 10165
         case protocols = 181, xferInfoFunction = 20219, pipeWait = 237, httpAuth = 107, username = 10173
         case password = 10174, seekFunction = 20167, seekData = 10168
+        case sslCert = 10025, keyPassword = 10026, sslVersion = 32, caInfo = 10065, sslKey = 10087, caPath = 10097
+        case pinnedPublicKey = 10230
     }
 
     /// Multi options.
@@ -174,6 +176,11 @@ struct LibCurl: @unchecked Sendable {
     /// `CURLAUTH_BASIC | CURLAUTH_DIGEST`: with two kinds allowed libcurl asks first and answers
     /// the server's challenge, rather than sending the credential unasked.
     static let challengedAuth = 3
+    /// `CURL_SSLVERSION_TLSv1_2` and `_TLSv1_3`: the oldest version accepted.
+    static let tlsVersion1_2 = 6
+    static let tlsVersion1_3 = 7
+    /// `CURLE_SSL_PINNEDPUBKEYNOTMATCH`.
+    static let pinMismatch: Int32 = 90
     /// `CURL_READFUNC_ABORT`.
     static let readAbort = 0x1000_0000
 }
