@@ -38,6 +38,10 @@ pids+=($!)
 fixture_port=$(free_port)
 python3 scripts/fixture_server.py --port "$fixture_port" >"$logs/fixture.log" 2>&1 &
 pids+=($!)
+# A forward proxy on loopback, for the proxy tests.
+proxy_port=$(free_port)
+python3 scripts/fixture_proxy.py --port "$proxy_port" >"$logs/proxy.log" 2>&1 &
+pids+=($!)
 # The same fixture over TLS (a throw-away trustme authority in $logs/tls), for pinning and TLS options.
 tls_port=$(free_port)
 tls12_port=$(free_port)
@@ -61,6 +65,7 @@ python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.ar
 
 export TERN_HTTPBIN_URL="http://127.0.0.1:$httpbin_port"
 export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
+export TERN_PROXY_PORT="$proxy_port"
 export TERN_TLS_URL="https://127.0.0.1:$tls_port"
 export TERN_TLS12_URL="https://127.0.0.1:$tls12_port"
 export TERN_TLS_DIR="$PWD/$logs/tls"

@@ -9,11 +9,13 @@ import Tern
 //                                                  after Ctrl-C or a kill and it continues
 //   tern-transfer upload URL FILE [NAME=VALUE ...] POST FILE as the multipart part "file", with
 //                                                  text fields; prints the response body
+//   --direct (anywhere)                            use no proxy, whatever http_proxy says
 //
 // Prints "progress up|down <bytes> <total>" lines (coalesced), then "peak-rss <bytes>" (Linux: VmHWM),
 // then "done <size> <resumed-from> <sha256 or ->" for a download or "response <body>" for an upload.
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+let arguments = Array(CommandLine.arguments.dropFirst()).filter { $0 != "--direct" }
+let direct = CommandLine.arguments.contains("--direct")
 guard arguments.count >= 3, ["download", "upload"].contains(arguments[0]), let url = URL(string: arguments[1]), url.host != nil else {
     FileHandle.standardError.write(Data("usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...]\n".utf8))
     exit(2)
@@ -21,6 +23,7 @@ guard arguments.count >= 3, ["download", "upload"].contains(arguments[0]), let u
 let file = URL(fileURLWithPath: arguments[2])
 let client = Client(baseURL: nil) {
     $0.timeout = 600
+    if direct { $0.proxy = .direct }
     $0.callbackQueue = .queue(DispatchQueue(label: "tern-transfer.progress"))
 }
 

@@ -48,7 +48,8 @@ public final class Client: Sendable {
         self.configuration = configuration
         let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
         self.transport = transport
-        if transport is URLSessionTransport, let reason = configuration.tls.unsupportedByURLSession {
+        if transport is URLSessionTransport,
+           let reason = configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession {
             configurationError = .unsupportedConfiguration(reason)
             FileHandle.standardError.write(Data("Tern: this client cannot send requests: \(reason)\n".utf8))
         } else {
@@ -72,8 +73,14 @@ public final class Client: Sendable {
             }
         }
         #endif
-        return URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-                                   delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
+        return urlSessionTransport(for: configuration)
+    }
+
+    /// The URLSession transport for `configuration`, as a client without a transport of its own
+    /// gets it where libcurl is not the default.
+    static func urlSessionTransport(for configuration: ClientConfiguration) -> URLSessionTransport {
+        URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
+                            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
     }
 
     /// `TERN_TRANSPORT=curl` in the environment, read once.

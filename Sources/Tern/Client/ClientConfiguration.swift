@@ -64,6 +64,9 @@ public struct ClientConfiguration: Sendable {
     /// TLS: trusted authorities, minimum version, client certificate and pinning (see
     /// `TLSConfiguration` for what each transport supports). Default `.default`.
     public var tls: TLSConfiguration
+    /// The proxy requests go through: the environment's or system's (the default), none, or an
+    /// explicit HTTP proxy (see `ProxyConfiguration`).
+    public var proxy: ProxyConfiguration
     /// Maximum simultaneous connections to one host (URLSession's `httpMaximumConnectionsPerHost`). Default 6.
     public var maximumConnectionsPerHost: Int
     /// What to do when a request is sent while an identical one is in flight. Default `.allow`.
@@ -146,6 +149,7 @@ public struct ClientConfiguration: Sendable {
         cacheDirectory = nil
         memoryCacheLimit = 16 << 20
         tls = .default
+        proxy = .environment
         diskCacheLimit = 100 << 20
     }
 
@@ -163,6 +167,7 @@ public struct ClientConfiguration: Sendable {
         session.httpCookieStorage = cookieStorage ?? .shared
         session.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: timeout)
+        if let proxies = proxy.connectionProxyDictionary { session.connectionProxyDictionary = proxies }
         #if canImport(Security)
         switch tls.minimumVersion {
         case .v1_2?: session.tlsMinimumSupportedProtocolVersion = .TLSv12

@@ -16,6 +16,8 @@ enum TestServers {
     /// Tern's fault fixture server (`scripts/fixture_server.py`).
     static func fixture() throws -> String { try address("TERN_FIXTURE_URL") }
 
+    /// The loopback forward proxy's port (`scripts/fixture_proxy.py`).
+    static func proxyPort() throws -> Int { try #require(Int(try address("TERN_PROXY_PORT"))) }
     /// The fixture over TLS 1.2–1.3 (`scripts/fixture_tls.py`), e.g. `https://127.0.0.1:41236`.
     static func tls() throws -> String { try address("TERN_TLS_URL") }
     /// The same, TLS 1.2 at most.
@@ -145,10 +147,11 @@ enum TransportKind: String, Sendable, CaseIterable, CustomTestStringConvertible 
 
     var testDescription: String { rawValue }
 
-    /// Puts this kind's transport in `configuration` (URLSession: the default, nothing to do).
+    /// Puts this kind's transport in `configuration`, whatever the default is.
     func configure(_ configuration: inout ClientConfiguration) {
         #if os(Linux)
-        if self == .curl { configuration.transport = CurlTransport.make(configuration: configuration) }
+        if self == .curl { return configuration.transport = CurlTransport.make(configuration: configuration) }
         #endif
+        configuration.transport = Client.urlSessionTransport(for: configuration)
     }
 }

@@ -42,26 +42,13 @@ final class CurlExchange: @unchecked Sendable {
     private var uploaded: Int64 = -1
     private(set) var isFinished = false
 
-    /// Headers the exchange carries unless its request sets them.
-    private let defaultHeaders: [String: String]
+    /// Headers, credential, cookies, TLS and proxy of the transport.
+    private let settings: CurlSettings
 
-    /// Answers authentication challenges, if any.
-    private let credential: BasicCredential?
-
-    /// Where cookies come from and go.
-    private let cookies: HTTPCookieStorage
-
-    /// Authorities, TLS floor, client certificate and pins.
-    private let tls: TLSConfiguration
-
-    init(id: UInt64, request: TransportRequest, defaultHeaders: [String: String], credential: BasicCredential?,
-         cookies: HTTPCookieStorage, tls: TLSConfiguration, events: @escaping @Sendable (TransportEvent) -> Void) {
-        self.cookies = cookies
-        self.tls = tls
+    init(id: UInt64, request: TransportRequest, settings: CurlSettings, events: @escaping @Sendable (TransportEvent) -> Void) {
         self.id = id
         self.request = request
-        self.defaultHeaders = defaultHeaders
-        self.credential = credential
+        self.settings = settings
         self.events = events
         switch request.destination {
         case .memory(let bytes): limit = bytes
@@ -92,14 +79,21 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .headerData, UnsafeRawPointer(context))
         // No libcurl timeout: Tern enforces every deadline itself and cancels the exchange (a
         // streamed response counts from its last chunk, which libcurl's total timeout cannot).
-        if tls != .default, let error = configureTLS(easy, curl: curl) { return error }
-        if let credential {
+        if settings.tls != .default, let error = configureTLS(easy, curl: curl) { return error }
+        switch settings.proxy.kind {
+        case .environment: break
+        case .direct: curl.set(easy, .proxy, "")
+        case .http(let host, let port, let excluding):
+            curl.set(easy, .proxy, "http://\(host):\(port)")
+            if !excluding.isEmpty { curl.set(easy, .noProxy, excluding.joined(separator: ",")) }
+        }
+        if let credential = settings.credential {
             curl.set(easy, .httpAuth, LibCurl.challengedAuth)
             curl.set(easy, .username, credential.user)
             curl.set(easy, .password, credential.password)
         }
         var fields = urlRequest.allHTTPHeaderFields ?? [:]
-        for (name, value) in defaultHeaders where !fields.keys.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+        for (name, value) in settings.headers where !fields.keys.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
             fields[name] = value
         }
         // libcurl decodes what it advertises: hand it the Accept-Encoding rather than sending it
@@ -145,7 +139,7 @@ final class CurlExchange: @unchecked Sendable {
         // Cookies as URLSession handles them: from and into the client's storage.
         if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
            !fields.keys.contains(where: { $0.caseInsensitiveCompare("Cookie") == .orderedSame }),
-           let stored = cookies.cookies(for: requestURL), !stored.isEmpty {
+           let stored = settings.cookies.cookies(for: requestURL), !stored.isEmpty {
             fields.merge(HTTPCookie.requestHeaderFields(with: stored)) { own, _ in own }
         }
         // No `Expect: 100-continue` round trip for bodies: URLSession sends none either.
@@ -161,6 +155,7 @@ final class CurlExchange: @unchecked Sendable {
 
     /// Applies the client's TLS settings; nil on success, else why the exchange cannot start.
     private func configureTLS(_ easy: LibCurl.Handle, curl: LibCurl) -> URLError? {
+        let tls = settings.tls
         if let file = tls.certificateAuthorityFile { curl.set(easy, .caInfo, file.path) }
         if let directory = tls.certificateAuthorityDirectory { curl.set(easy, .caPath, directory.path) }
         switch tls.minimumVersion {
@@ -218,7 +213,7 @@ final class CurlExchange: @unchecked Sendable {
         head = response
         received = 0
         if request.urlRequest.httpShouldHandleCookies, fields.keys.contains(where: { $0.caseInsensitiveCompare("Set-Cookie") == .orderedSame }) {
-            cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
+            settings.cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
         }
         if let limit, response.expectedContentLength > Int64(limit) {
             failure = URLError(.dataLengthExceedsMaximum)
@@ -342,6 +337,28 @@ final class CurlExchange: @unchecked Sendable {
         }
         let text = detail.isEmpty ? curl.describe(code) : detail
         return URLError(kind, userInfo: [NSLocalizedDescriptionKey: text, "CURLcode": Int(code)])
+    }
+}
+
+/// What every exchange of one `CurlTransport` is set up with, from the client configuration.
+struct CurlSettings: Sendable {
+    /// Headers an exchange carries unless its request sets them (`User-Agent`, …).
+    let headers: [String: String]
+    /// Answers Basic (and Digest) challenges; without it a 401 comes back as it is.
+    let credential: BasicCredential?
+    /// Where cookies come from and go.
+    let cookies: HTTPCookieStorage
+    /// Authorities, TLS floor, client certificate and pins.
+    let tls: TLSConfiguration
+    /// The proxy, if not the environment's.
+    let proxy: ProxyConfiguration
+
+    init(_ configuration: ClientConfiguration) {
+        headers = configuration.wireHeaders
+        credential = configuration.credential
+        cookies = configuration.cookieStorage ?? .shared
+        tls = configuration.tls
+        proxy = configuration.proxy
     }
 }
 

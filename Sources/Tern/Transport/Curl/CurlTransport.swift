@@ -21,7 +21,9 @@ import Foundation
 /// configuration's `cookieStorage` (`HTTPCookieStorage.shared` by default), as with URLSession
 /// (unless a request turns `httpShouldHandleCookies` off). The configuration's `tls` sets the
 /// trusted authorities, the TLS floor, the client certificate and public-key pins
-/// (`CURLOPT_PINNEDPUBLICKEY`, per host). Every exchange reports `Metrics` from `curl_easy_getinfo`. Creating one ignores `SIGPIPE` for the process: libcurl writes to
+/// (`CURLOPT_PINNEDPUBLICKEY`, per host); its `proxy` is the environment's (libcurl reads
+/// `http_proxy`, `https_proxy`, `no_proxy`), none, or an explicit one. Every exchange reports
+/// `Metrics` from `curl_easy_getinfo`. Creating one ignores `SIGPIPE` for the process: libcurl writes to
 /// sockets that a server may have closed.
 /// Thread safety: safe to use from any thread.
 public final class CurlTransport: Transport {
@@ -48,31 +50,21 @@ public final class CurlTransport: Transport {
 
     /// A transport, or nil when libcurl cannot be used (see `unavailableReason`).
     /// - Parameter configuration: The client configuration whose wire headers (`User-Agent`,
-    ///   `Accept-Encoding`, `Accept-Language`) and `maximumConnectionsPerHost` it uses.
+    ///   `Accept-Encoding`, `Accept-Language`), credential, cookie storage, TLS settings, proxy
+    ///   and `maximumConnectionsPerHost` it uses.
     public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
-        return CurlTransport(curl: curl, multi: multi, headers: configuration.wireHeaders, credential: configuration.credential,
-                             cookies: configuration.cookieStorage ?? .shared, tls: configuration.tls,
+        return CurlTransport(curl: curl, multi: multi, settings: CurlSettings(configuration),
                              connectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
-    /// Headers every exchange carries unless its request sets them.
-    private let defaultHeaders: [String: String]
-    /// Answers Basic (and Digest) challenges; without it a 401 comes back as it is.
-    private let credential: BasicCredential?
-    /// Where cookies come from and go.
-    private let cookies: HTTPCookieStorage
-    /// Authorities, TLS floor, client certificate and pins.
-    private let tls: TLSConfiguration
+    /// What every exchange of this transport is set up with.
+    private let settings: CurlSettings
 
-    private init(curl: LibCurl, multi: LibCurl.Handle, headers: [String: String], credential: BasicCredential?,
-                 cookies: HTTPCookieStorage, tls: TLSConfiguration, connectionsPerHost: Int) {
+    private init(curl: LibCurl, multi: LibCurl.Handle, settings: CurlSettings, connectionsPerHost: Int) {
         self.curl = curl
         self.multi = MultiHandle(pointer: multi)
-        self.defaultHeaders = headers
-        self.credential = credential
-        self.cookies = cookies
-        self.tls = tls
+        self.settings = settings
         signal(SIGPIPE, SIG_IGN)
         curl.set(multi: multi, .maxConnects, 100)
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
@@ -92,8 +84,7 @@ public final class CurlTransport: Transport {
     public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
         let (exchange, wake) = inbox.withLock { inbox -> (CurlExchange?, Bool) in
             guard !inbox.stopping else { return (nil, false) }
-            let exchange = CurlExchange(id: inbox.nextID, request: request, defaultHeaders: defaultHeaders, credential: credential,
-                                        cookies: cookies, tls: tls, events: events)
+            let exchange = CurlExchange(id: inbox.nextID, request: request, settings: settings, events: events)
             inbox.nextID += 1
             inbox.submissions.append(exchange)
             return (exchange, inbox.sleeping)
