@@ -87,18 +87,19 @@ swift test --skip LifecycleStressTests
 echo "== swift test: the lifecycle stress on its own"
 swift test --skip-build --filter LifecycleStressTests
 if [ "$(uname)" = Linux ]; then
-    # Every client the suite builds without a transport of its own gets the libcurl transport.
-    echo "== the whole suite again on the libcurl transport (TERN_TRANSPORT=curl)"
-    TERN_TRANSPORT=curl swift test --skip-build --skip LifecycleStressTests
-    TERN_TRANSPORT=curl swift test --skip-build --filter LifecycleStressTests
+    # The runs above use Linux's default transport, libcurl; here every client the suite builds
+    # without a transport of its own gets URLSession instead.
+    echo "== the whole suite again on the URLSession transport (TERN_TRANSPORT=urlsession)"
+    TERN_TRANSPORT=urlsession swift test --skip-build --skip LifecycleStressTests
+    TERN_TRANSPORT=urlsession swift test --skip-build --filter LifecycleStressTests
 fi
 
 echo "== the whole suite again under ThreadSanitizer (stress and cancellation races included)"
 swift test --sanitize=thread --skip LifecycleStressTests
 swift test --sanitize=thread --skip-build --filter LifecycleStressTests
 if [ "$(uname)" = Linux ]; then
-    echo "== the lifecycle stress on the libcurl transport under ThreadSanitizer"
-    TERN_TRANSPORT=curl swift test --sanitize=thread --skip-build --filter LifecycleStressTests
+    echo "== the lifecycle stress on the URLSession transport under ThreadSanitizer"
+    TERN_TRANSPORT=urlsession swift test --sanitize=thread --skip-build --filter LifecycleStressTests
 fi
 
 echo "== tern-bench smoke run (nginx, release build, a tenth of the work): every response verified"

@@ -66,18 +66,18 @@ struct ClosureSessionDriver: Driver {
 
 /// The pairs the benchmark compares.
 enum Drivers {
-    /// Tern and URLSession on the very same `URLSessionConfiguration` (Tern's: `urlCache = nil`,
-    /// same headers, same connection limit): what Tern's own code costs.
+    /// Tern on URLSession and URLSession on the very same `URLSessionConfiguration` (Tern's:
+    /// `urlCache = nil`, same headers, same connection limit): what Tern's own code costs.
     static func sameConfiguration() -> (tern: any Driver, baseline: any Driver) {
-        let configuration = ClientConfiguration()
+        let configuration = onURLSession()
         let tern = TernDriver(client: Client(configuration: configuration))
         let baseline = SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration()))
         return (tern, baseline)
     }
 
-    /// Tern against URLSession's completion-handler API, same configuration.
+    /// Tern on URLSession against URLSession's completion-handler API, same configuration.
     static func closureBaseline() -> (tern: any Driver, baseline: any Driver) {
-        let configuration = ClientConfiguration()
+        let configuration = onURLSession()
         return (TernDriver(client: Client(configuration: configuration)),
                 ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())))
     }
@@ -97,7 +97,16 @@ enum Drivers {
         #endif
     }
 
-    /// Each with its defaults: what a user switching to Tern sees.
+    /// A client configuration on the URLSession transport, whatever the platform's default.
+    static func onURLSession(_ adjust: (inout ClientConfiguration) -> Void = { _ in }) -> ClientConfiguration {
+        var configuration = ClientConfiguration()
+        adjust(&configuration)
+        configuration.transport = URLSessionTransport.make(configuration: configuration)
+        return configuration
+    }
+
+    /// Each with its defaults: what a user switching to Tern sees (on Linux, Tern's default is
+    /// the libcurl transport).
     static func defaults() -> (tern: any Driver, baseline: any Driver) {
         (TernDriver(client: Client()), SessionDriver(session: URLSession(configuration: .default)))
     }

@@ -48,8 +48,8 @@ enum Variants {
             SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
             ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
             DelegateSessionDriver(configuration: configuration.makeSessionConfiguration()),
-            TernDriver(client: Client(configuration: configuration)),
-            TernDriver(name: "tern-streamed", client: Client(baseURL: nil) { $0.responseDelivery = .streamed }),
+            TernDriver(client: Client(configuration: Drivers.onURLSession())),
+            TernDriver(name: "tern-streamed", client: Client(configuration: Drivers.onURLSession { $0.responseDelivery = .streamed })),
         ]
         let (cpu, rate) = await interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         for driver in drivers {
@@ -109,8 +109,8 @@ enum HookCost {
 enum DeliveryCost {
     static func run(workloads: Workloads, scale: Double, rounds: Int) async {
         let drivers: [any Driver] = [
-            TernDriver(name: "buffered", client: Client(baseURL: nil) { $0.responseDelivery = .buffered }),
-            TernDriver(name: "streamed", client: Client(baseURL: nil) { $0.responseDelivery = .streamed }),
+            TernDriver(name: "buffered", client: Client(configuration: Drivers.onURLSession { $0.responseDelivery = .buffered })),
+            TernDriver(name: "streamed", client: Client(configuration: Drivers.onURLSession { $0.responseDelivery = .streamed })),
         ]
         var figures: [String: [Double]] = [:]
         for driver in drivers { _ = await workloads.sequential(driver, count: 50) }

@@ -39,11 +39,12 @@ public final class Client: Sendable {
     public let configurationError: TernError?
 
     /// Creates a client.
-    /// - Parameter configuration: Its defaults; a `URLSessionTransport` is built from it unless
-    ///   `configuration.transport` names another transport, or (Linux) the environment variable
-    ///   `TERN_TRANSPORT=curl` asks for the libcurl transport (where libcurl cannot be used the
-    ///   client falls back to URLSession, saying so once on standard error; `TERN_LIBCURL` names
-    ///   the library to load, `none` hides it).
+    /// - Parameter configuration: Its defaults. Unless `configuration.transport` names one, the
+    ///   client gets the platform's default transport: on Linux the libcurl transport
+    ///   (`CurlTransport`), on Apple platforms `URLSessionTransport`. On Linux the environment
+    ///   variable `TERN_TRANSPORT=urlsession` chooses URLSession instead, and where libcurl cannot
+    ///   be used (none, or older than 7.68.0) the client falls back to URLSession, saying so once
+    ///   on standard error (`TERN_LIBCURL` names the library to load; `none` hides it).
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
         let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
@@ -63,28 +64,21 @@ public final class Client: Sendable {
     /// The transport a client gets when its configuration names none.
     private static func defaultTransport(for configuration: ClientConfiguration) -> any Transport {
         #if canImport(Glibc) || canImport(Musl)
-        if prefersCurl {
+        if !prefersURLSession {
             if let curl = CurlTransport.make(configuration: configuration) { return curl }
             fallbackNotice.withLock { noticed in
                 guard !noticed else { return }
                 noticed = true
                 let reason = CurlTransport.unavailableReason ?? "unknown reason"
-                FileHandle.standardError.write(Data("Tern: TERN_TRANSPORT=curl, but libcurl cannot be used (\(reason)); using URLSession\n".utf8))
+                FileHandle.standardError.write(Data("Tern: libcurl cannot be used (\(reason)); using URLSession\n".utf8))
             }
         }
         #endif
-        return urlSessionTransport(for: configuration)
+        return URLSessionTransport.make(configuration: configuration)
     }
 
-    /// The URLSession transport for `configuration`, as a client without a transport of its own
-    /// gets it where libcurl is not the default.
-    static func urlSessionTransport(for configuration: ClientConfiguration) -> URLSessionTransport {
-        URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-                            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
-    }
-
-    /// `TERN_TRANSPORT=curl` in the environment, read once.
-    private static let prefersCurl = ProcessInfo.processInfo.environment["TERN_TRANSPORT"] == "curl"
+    /// `TERN_TRANSPORT=urlsession` in the environment, read once.
+    private static let prefersURLSession = ProcessInfo.processInfo.environment["TERN_TRANSPORT"]?.lowercased() == "urlsession"
     /// Whether the one-line notice of a fallback to URLSession was printed.
     private static let fallbackNotice = Locked(false)
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The default transport: one `URLSession` with one session-level delegate.
+/// The default transport on Apple platforms: one `URLSession` with one session-level delegate.
 ///
 /// The delegate answers every authentication challenge (an unanswered 401 Basic hangs forever on
 /// Linux), hands redirects back unfollowed (Tern follows them itself), is the only way a task is
@@ -48,6 +48,14 @@ public final class URLSessionTransport: Transport {
         queue.maxConcurrentOperationCount = 1
         queue.name = "Tern.URLSessionTransport.delegate"
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+    }
+
+    /// The transport a client with `configuration` gets on Apple platforms (and on Linux with
+    /// `TERN_TRANSPORT=urlsession`): its session configuration (`makeSessionConfiguration()`),
+    /// credential, delivery and pins.
+    public static func make(configuration: ClientConfiguration) -> URLSessionTransport {
+        URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
+                            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
     }
 
     deinit {

@@ -152,6 +152,6 @@ enum TransportKind: String, Sendable, CaseIterable, CustomTestStringConvertible 
         #if os(Linux)
         if self == .curl { return configuration.transport = CurlTransport.make(configuration: configuration) }
         #endif
-        configuration.transport = Client.urlSessionTransport(for: configuration)
+        configuration.transport = URLSessionTransport.make(configuration: configuration)
     }
 }
