@@ -29,6 +29,7 @@ Loopback only. Endpoints (all GET unless noted):
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
   /huge?announce=N          200 with Content-Length: N, then zero bytes as fast as the client reads, until it hangs up
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body)
+  /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
   /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
   /bad-chunked              chunked encoding with a chunk size that is not hexadecimal
   /wrong-type               200, text/html body (for requests that expect JSON)
@@ -222,6 +223,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if route == "/huge":
             return self._huge(q)
+        if route == "/gzip-bomb":
+            body = gzip_bomb(int(q.get("mb", "1024")))
+            return self._send(200, body, content_type="application/octet-stream", extra={"Content-Encoding": "gzip"})
         if route == "/basic-401":
             return self._send(401, b'{"error": "need auth", "code": 401}', extra={"WWW-Authenticate": 'Basic realm="fixture"'})
         if route in ("/envelope", "/session", "/login", "/logout") or route.startswith("/auth/"):
@@ -435,6 +439,21 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "42")
         self.end_headers()
+
+
+_bombs = {}
+_bombs_lock = threading.Lock()
+
+
+def gzip_bomb(megabytes):
+    """gzip of `megabytes` MB of zeros (about 1 KB per MB), made once per size."""
+    import zlib
+    with _bombs_lock:
+        if megabytes not in _bombs:
+            packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
+            block = b"\0" * (1 << 20)
+            _bombs[megabytes] = b"".join(packer.compress(block) for _ in range(megabytes)) + packer.flush()
+        return _bombs[megabytes]
 
 
 class Server(ThreadingHTTPServer):

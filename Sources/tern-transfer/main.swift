@@ -9,6 +9,8 @@ import Tern
 //                                                  after Ctrl-C or a kill and it continues
 //   tern-transfer upload URL FILE [NAME=VALUE ...] POST FILE as the multipart part "file", with
 //                                                  text fields; prints the response body
+//   tern-transfer get URL [LIMIT]                   GET URL into memory with a size limit of LIMIT bytes;
+//                                                  prints "ok <bytes>" or "error <TernError>"
 //   --direct (anywhere)                            use no proxy, whatever http_proxy says
 //
 // Prints "progress up|down <bytes> <total>" lines (coalesced), then "peak-rss <bytes>" (Linux: VmHWM),
@@ -16,11 +18,12 @@ import Tern
 
 let arguments = Array(CommandLine.arguments.dropFirst()).filter { $0 != "--direct" }
 let direct = CommandLine.arguments.contains("--direct")
-guard arguments.count >= 3, ["download", "upload"].contains(arguments[0]), let url = URL(string: arguments[1]), url.host != nil else {
-    FileHandle.standardError.write(Data("usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...]\n".utf8))
+guard arguments.count >= 2, ["download", "upload", "get"].contains(arguments[0]), let url = URL(string: arguments[1]), url.host != nil,
+      arguments[0] == "get" || arguments.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...] | get URL [LIMIT]\n".utf8))
     exit(2)
 }
-let file = URL(fileURLWithPath: arguments[2])
+let file = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : "/dev/null")
 let client = Client(baseURL: nil) {
     $0.timeout = 600
     if direct { $0.proxy = .direct }
@@ -39,6 +42,20 @@ func printPeakMemory() {
        let kilobytes = Int(line.split(separator: " ")[1]) {
         print("peak-rss \(kilobytes * 1024)")
     }
+}
+
+if arguments[0] == "get" {
+    var request = Request<Data>(url.absoluteString)
+    request.maximumResponseSize = arguments.count > 2 ? Int(arguments[2]) : nil
+    do {
+        let response = try await client.send(request)
+        printPeakMemory()
+        print("ok \(response.data.count)")
+    } catch {
+        printPeakMemory()
+        print("error \(error)")
+    }
+    exit(0)
 }
 
 do {

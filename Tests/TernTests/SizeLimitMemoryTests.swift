@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// A body far larger than the size limit stops with `.responseTooLarge` and the memory stays
+/// flat, over both transports: a gzip bomb (1 MB on the wire, 1 GB inflated), a 2 GB
+/// `Content-Length`, an endless chunked body. Each runs in a `tern-transfer get` child process,
+/// whose peak RSS (VmHWM) is its own.
+@Suite struct SizeLimitMemoryTests {
+    static let limit = 10 << 20
+
+    @Test(arguments: TransportKind.all)
+    func hugeBodiesStopAtTheLimitWithFlatMemory(over transport: TransportKind) async throws {
+        let base = try TestServers.fixture()
+        let environment = ["TERN_TRANSPORT": transport == .curl ? "curl" : "urlsession"]
+        func run(_ path: String) async throws -> (outcome: String, peakMB: Double) {
+            let run = try await Transfers.runToolCapturing(["get", base + path, String(Self.limit)], environment: environment, seconds: 120)
+            #expect(run.status == 0, "\(run.errors)")
+            let lines = run.output.split(separator: "\n").map(String.init)
+            let peak = lines.first { $0.hasPrefix("peak-rss ") }.flatMap { Double($0.dropFirst(9)) } ?? .nan
+            return (lines.last ?? "", peak / 1e6)
+        }
+        let baseline = try await run("/pattern?n=1024")
+        #expect(baseline.outcome == "ok 1024")
+        for path in ["/gzip-bomb?mb=1024", "/huge?announce=2147483648", "/huge?chunked=1"] {
+            let started = Date()
+            let (outcome, peakMB) = try await run(path)
+            #expect(outcome.contains("larger than the limit of \(Self.limit) bytes"), "\(path): \(outcome)")
+            // The limit plus a chunk or two in flight, never the body: flat next to the 1 KB run.
+            #expect(peakMB - baseline.peakMB < 40, "\(path): peak \(peakMB) MB against \(baseline.peakMB) MB")
+            #expect(Date().timeIntervalSince(started) < 60)
+            print("size limit, \(transport), \(path): peak RSS \(Int(peakMB)) MB (1 KB GET: \(Int(baseline.peakMB)) MB), "
+                  + String(format: "%.2f s", Date().timeIntervalSince(started)))
+        }
+    }
+}
