@@ -465,4 +465,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
+    gzip_bomb(1024)  # made before serving: building it mid-suite would hold the GIL for seconds
     Server(("127.0.0.1", args.port), Handler).serve_forever()

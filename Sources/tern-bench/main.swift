@@ -22,6 +22,10 @@ struct Options {
     var cacheOnly: String?
     var cacheHits = false
     var downloadFile = false
+    /// Only the libcurl rows (and the curl command-line tool): a quick look at Tern on libcurl.
+    var curlOnly = false
+    /// Only this many sequential GETs by Tern on libcurl, for a profiler.
+    var profileCurl: Int?
     var downloadFileChild: String?
     var count: Int?
 
@@ -43,6 +47,8 @@ struct Options {
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
             case "--download-file": downloadFile = true
+            case "--curl-only": curlOnly = true
+            case "--profile-curl": profileCurl = Int(iterator.next() ?? "") ?? 20_000
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -187,7 +193,14 @@ func runChild(_ arguments: [String]) throws -> String {
     }
 }
 
+if let count = options.profileCurl, let curl = Drivers.curl() {
+    let result = await workloads.sequential(curl.tern, count: count)
+    print(result.metrics)
+    exit(0)
+}
+
 let same = Drivers.sameConfiguration()
+if !options.curlOnly {
 log("== seq: \(options.count(2_000)) sequential GETs of a 2-byte body, same URLSessionConfiguration")
 await interleave("seq", same) { await workloads.sequential($0, count: options.count(2_000)) }
 log("== 64: \(options.count(20_000)) GETs, 64 in flight, same URLSessionConfiguration")
@@ -200,6 +213,7 @@ await interleave("seq-closure", closure) { await workloads.sequential($0, count:
 await interleave("64-closure", closure) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
 log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
 await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
+}
 
 if let curl = Drivers.curl() {
     log("== seq-curl / 64-curl / download-10mb-curl: Tern on its libcurl transport")

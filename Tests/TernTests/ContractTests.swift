@@ -72,8 +72,8 @@ import Testing
     }
 
     private func network(_ status: Int) -> Result<RawResponse, TernError> {
-        .success(RawResponse(response: HTTPURLResponse(url: URL(string: "https://api.test/a")!, statusCode: status,
-                                                        httpVersion: nil, headerFields: [:])!, data: Data("net".utf8)))
+        .success(RawResponse(head: ResponseHead(url: URL(string: "https://api.test/a")!, statusCode: status, headerFields: [:]),
+                             data: Data("net".utf8)))
     }
 
     @Test func aStaleEntryReplacesOnlyTransportErrorsTimeoutsAnd5xx() throws {

@@ -78,7 +78,7 @@ import Testing
                 continue
             }
             #expect(host == "127.0.0.1")
-            #expect(Date().timeIntervalSince(started) < 5)  // one handshake, no retry (loaded CI: not 1 s)
+            #expect(Date().timeIntervalSince(started) < 20)  // one handshake, no retry (a loaded 2-core run: not 1 s)
             #expect(error?.description.contains("pins") == true)
         }
     }

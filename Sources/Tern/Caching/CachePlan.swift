@@ -47,7 +47,7 @@ final class CachePlan: Sendable {
     /// becomes the cached response (`.stale`) when the policy serves stale entries.
     func resolve(_ outcome: Result<RawResponse, TernError>) -> Result<RawResponse, TernError> {
         switch outcome {
-        case .success(let raw) where raw.source == .network && raw.response.statusCode == 304:
+        case .success(let raw) where raw.source == .network && raw.head.statusCode == 304:
             // A request that joined a shared call another request made conditional has no entry
             // of its own yet: the one in the cache is the one the 304 confirms.
             guard let entry = found.withLock({ $0 }) ?? cache.memoryEntry(for: key) ?? cache.diskEntry(for: key) else { return outcome }
@@ -55,7 +55,7 @@ final class CachePlan: Sendable {
             if !policy.write.isEmpty { cache.store(refreshed, for: key, in: policy.write) }
             // The revalidating exchange's metrics stay: it was a network round trip.
             return refreshed.raw(.revalidated, metrics: raw.metrics).map(Result.success) ?? outcome
-        case .success(let raw) where raw.source == .network && (500..<600).contains(raw.response.statusCode):
+        case .success(let raw) where raw.source == .network && (500..<600).contains(raw.head.statusCode):
             return stale() ?? outcome
         case .failure(.transport), .failure(.timedOut):
             return stale() ?? outcome
@@ -87,7 +87,7 @@ final class CachePlan: Sendable {
 extension CachedResponse {
     /// The entry as a raw response for the delivery path.
     func raw(_ source: ResponseSource, metrics: Metrics? = nil) -> RawResponse? {
-        httpResponse().map { RawResponse(response: $0, data: body, source: source, metrics: metrics) }
+        httpResponse().map { RawResponse(head: ResponseHead($0), data: body, source: source, metrics: metrics) }
     }
 }
 

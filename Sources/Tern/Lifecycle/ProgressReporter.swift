@@ -51,7 +51,7 @@ final class ProgressReporter: Sendable {
 
     /// A (new) response began: download counts restart, with its `Content-Length` as the total;
     /// a resumed download starts at the `resumedFrom` bytes already on disk, out of those plus the rest.
-    func responseStarted(_ response: HTTPURLResponse, resumedFrom: Int64 = 0) {
+    func responseStarted(_ response: ResponseHead, resumedFrom: Int64 = 0) {
         let length = response.expectedContentLength
         // A compressed body's Content-Length counts compressed bytes; the chunks we count are not.
         let encoded = (response.value(forHTTPHeaderField: "Content-Encoding") ?? "identity").lowercased() != "identity"

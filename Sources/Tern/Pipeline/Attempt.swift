@@ -14,7 +14,7 @@ final class Attempt: @unchecked Sendable {
     let number: Int
     /// The call it belongs to.
     let call: any AttemptOwner
-    private var head: HTTPURLResponse?
+    private var head: ResponseHead?
     private var body = Data()
     /// False while a download's body goes to its file or a streamed body to its reader: chunks
     /// are counted, not kept.
@@ -34,23 +34,30 @@ final class Attempt: @unchecked Sendable {
     /// The progress reporter of the request, if it has one.
     var progress: ProgressReporter? { call.core.progress }
 
+    /// A new response head: the body starts over.
+    private func started(_ response: ResponseHead) {
+        head = response
+        body = Data()
+        clock.received = 0
+        clock.head = DispatchTime.now().uptimeNanoseconds
+        var resumedFrom: Int64 = 0
+        if let download = call.download {
+            let toFile: Bool
+            (toFile, resumedFrom) = download.responseStarted(response.httpResponse)
+            keepsBody = !toFile
+        } else if let sink = call.chunkSink {
+            keepsBody = !sink.accepts(response.httpResponse)
+        }
+        progress?.responseStarted(response, resumedFrom: resumedFrom)
+    }
+
     /// Feeds one event of this attempt's exchange.
     func receive(_ event: TransportEvent) {
         switch event {
         case .response(let response):
-            head = response
-            body = Data()
-            clock.received = 0
-            clock.head = DispatchTime.now().uptimeNanoseconds
-            var resumedFrom: Int64 = 0
-            if let download = call.download {
-                let toFile: Bool
-                (toFile, resumedFrom) = download.responseStarted(response)
-                keepsBody = !toFile
-            } else if let sink = call.chunkSink {
-                keepsBody = !sink.accepts(response)
-            }
-            progress?.responseStarted(response, resumedFrom: resumedFrom)
+            started(ResponseHead(response))
+        case .head(let response):
+            started(response)
         case .data(let chunk):
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
             if keepsBody {
@@ -77,7 +84,7 @@ final class Attempt: @unchecked Sendable {
             if let error {
                 outcome = .failure(error)
             } else if let head {
-                outcome = .success(RawResponse(response: head, data: body, metrics: clock.metrics(bytesSent: sent)))
+                outcome = .success(RawResponse(head: head, data: body, metrics: clock.metrics(bytesSent: sent)))
             } else {
                 outcome = .failure(URLError(.badServerResponse))
             }

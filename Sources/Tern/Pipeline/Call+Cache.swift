@@ -49,7 +49,7 @@ extension Call {
     /// Delivers a cache-then-network hit, decoded with the request's serializer, on the callback
     /// queue: never inside `send`, never after the request finished or was cancelled.
     private func deliverHit(_ raw: RawResponse) {
-        guard let cacheHit, let value = try? serializer.value(from: raw.data, response: raw.response, method: core.method)
+        guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: core.method)
         else { return }
         let response = makeResponse(raw, value: value, route: nil)
         let run = core.isInsideSend ? queue.performLater : queue.perform

@@ -15,11 +15,11 @@ extension Call {
         -> Result<Response<Value>, TernError> {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
-                if validating { try validation.validate(raw.response, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
+                if validating { try validation.validate(raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
                 if let download, raw.source == .network, let file = try download.complete(raw.response) as? Value {
                     return makeResponse(raw, value: file, route: route)
                 }
-                let value = try serializer.value(from: raw.data, response: raw.response, method: core.method)
+                let value = try serializer.value(from: raw.data, head: raw.head, method: core.method)
                 return makeResponse(raw, value: value, route: route)
             }
         }
@@ -31,7 +31,7 @@ extension Call {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
         var metrics = raw.metrics
         if let route, !route.redirects.isEmpty { metrics?.redirectTime = route.redirectTime }
-        return Response(request: urlRequest, httpResponse: raw.response, data: raw.data, value: value,
+        return Response(request: urlRequest, head: raw.head, data: raw.data, value: value,
                         timing: Timing(start: started.date, duration: seconds), source: raw.source,
                         attempt: route?.attempt ?? 0, redirects: route?.redirects ?? [], metrics: metrics)
     }

@@ -12,12 +12,12 @@ extension Call {
     /// The step a redirect response calls for, or nil when `raw` is not a redirect to follow
     /// (not 301/302/303/307/308, no `Location`, or the policy does not follow).
     func redirectStep(after raw: RawResponse) -> RedirectStep? {
-        let status = raw.response.statusCode
+        let status = raw.head.statusCode
         switch status {
         case 301, 302, 303, 307, 308: break
         default: return nil
         }
-        guard redirectPolicy.follows, let location = raw.response.value(forHTTPHeaderField: "Location") else { return nil }
+        guard redirectPolicy.follows, let location = raw.head.value(forHTTPHeaderField: "Location") else { return nil }
         let route = core.route
         let current = route.request ?? urlRequest
         let followed = route.redirects.count

@@ -13,7 +13,7 @@ final class SharedExchange: Sendable {
     private struct State {
         var members: [UInt64: Attempt] = [:]
         var task: (any TransportTask)?
-        var response: HTTPURLResponse?
+        var response: ResponseHead?
         var body = Data()
         var metrics: Metrics?
         var isClosed = false
@@ -76,12 +76,9 @@ final class SharedExchange: Sendable {
     private func receive(_ event: TransportEvent) {
         switch event {
         case .response(let response):
-            let watchers = state.withLock { state in
-                state.response = response
-                state.body = Data()
-                return Self.progressWatchers(state)
-            }
-            watchers.forEach { $0.responseStarted(response) }
+            started(ResponseHead(response))
+        case .head(let response):
+            started(response)
         case .data(let chunk):
             let watchers = state.withLock { state in
                 if state.body.isEmpty { state.body = chunk } else { state.body.append(chunk) }
@@ -93,7 +90,7 @@ final class SharedExchange: Sendable {
         case .metrics(let metrics):
             state.withLock { $0.metrics = metrics }
         case .completed(let error):
-            let finished = state.withLock { state -> ([Attempt], HTTPURLResponse?, Data, Metrics?)? in
+            let finished = state.withLock { state -> ([Attempt], ResponseHead?, Data, Metrics?)? in
                 guard !state.isClosed else { return nil }
                 state.isClosed = true
                 defer { state.members = [:]; state.task = nil; state.body = Data() }
@@ -103,12 +100,22 @@ final class SharedExchange: Sendable {
             onClosed(self)
             for member in members {
                 // Replayed with progress: a member that joined late then still ends at the full count.
-                if let response { member.receive(.response(response)) }
+                if let response { member.receive(.head(response)) }
                 if !body.isEmpty { member.receive(.data(body)) }
                 if let metrics { member.receive(.metrics(metrics)) }
                 member.receive(.completed(error))
             }
         }
+    }
+
+    /// A new response head: the body starts over.
+    private func started(_ response: ResponseHead) {
+        let watchers = state.withLock { state in
+            state.response = response
+            state.body = Data()
+            return Self.progressWatchers(state)
+        }
+        watchers.forEach { $0.responseStarted(response) }
     }
 
     /// The progress reporters of the members still listening.

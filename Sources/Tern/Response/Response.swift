@@ -6,8 +6,8 @@ import Foundation
 public struct Response<Value: Sendable>: Sendable {
     /// The `URLRequest` as Tern sent it (URL with the query, headers, body).
     public let request: URLRequest
-    /// The HTTP response (status, headers).
-    public let httpResponse: HTTPURLResponse
+    /// The status and headers, from which `httpResponse` is built when asked for.
+    let head: ResponseHead
     /// The body as received (decompressed).
     public let data: Data
     /// The decoded value.
@@ -51,8 +51,15 @@ public struct Response<Value: Sendable>: Sendable {
     /// Creates a response; Tern builds these, custom transports and tests may too.
     public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
                 source: ResponseSource = .network, attempt: Int = 1, redirects: [Redirect] = [], metrics: Metrics? = nil) {
+        self.init(request: request, head: ResponseHead(httpResponse), data: data, value: value, timing: timing, source: source,
+                  attempt: attempt, redirects: redirects, metrics: metrics)
+    }
+
+    /// Creates a response from a head (Foundation's response built only if asked for).
+    init(request: URLRequest, head: ResponseHead, data: Data, value: Value, timing: Timing,
+         source: ResponseSource, attempt: Int, redirects: [Redirect], metrics: Metrics?) {
         self.request = request
-        self.httpResponse = httpResponse
+        self.head = head
         self.data = data
         self.value = value
         self.timing = timing
@@ -64,21 +71,28 @@ public struct Response<Value: Sendable>: Sendable {
     /// The same response with another value.
     init<Other>(_ other: Response<Other>, value: Value) {
         request = other.request
-        httpResponse = other.httpResponse
+        head = other.head
         data = other.data
         self.value = value
         timing = other.timing
         trail = other.trail
     }
 
+    /// The HTTP response (status, headers), as Foundation's value: built on first use from what
+    /// the transport read (the libcurl transport does not build one unless asked).
+    public var httpResponse: HTTPURLResponse { head.httpResponse }
+
     /// The URL the response came from: the last redirect's target, else the request's URL.
-    public var url: URL? { httpResponse.url ?? redirects.last?.to ?? request.url }
+    public var url: URL? { head.url ?? redirects.last?.to ?? request.url }
 
     /// The HTTP status code.
-    public var statusCode: Int { httpResponse.statusCode }
+    public var statusCode: Int { head.statusCode }
+
+    /// The response's header fields (repeated fields joined with ", ").
+    public var headers: [String: String] { head.headerFields }
 
     /// A header of the response, looked up case-insensitively.
-    public func header(_ name: String) -> String? { httpResponse.value(forHTTPHeaderField: name) }
+    public func header(_ name: String) -> String? { head.value(forHTTPHeaderField: name) }
 }
 
 /// Where a response came from among a request's attempts, in one word.

@@ -11,7 +11,8 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     /// The content types this serializer expects when validation does not name its own; nil accepts any.
     public let acceptableContentTypes: Set<String>?
     let emptyValue: Value?
-    let serialize: @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
+    /// Makes the value; Tern's own serializers read the head, a custom one gets Foundation's response.
+    let serialize: @Sendable (Data, ResponseHead) throws(TernError) -> Value
     /// Whose code decodes: Tern's own, `JSONDecoder`, or the caller's (see `Call+Processing.swift`).
     let kind: Kind
     /// For a `Decodable` serializer made without a decoder: the same serializer with the decoder
@@ -33,12 +34,14 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
         emptyValue: Value?,
         serialize: @escaping @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value
     ) {
-        self.init(acceptableContentTypes: acceptableContentTypes, emptyValue: emptyValue, kind: .custom, serialize: serialize)
+        self.init(acceptableContentTypes: acceptableContentTypes, emptyValue: emptyValue, kind: .custom) { data, head throws(TernError) in
+            try serialize(data, head.httpResponse)
+        }
     }
 
     init(acceptableContentTypes: Set<String>?, emptyValue: Value?, kind: Kind,
          withDecoder: (@Sendable (UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value>)? = nil,
-         serialize: @escaping @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value) {
+         serialize: @escaping @Sendable (Data, ResponseHead) throws(TernError) -> Value) {
         self.acceptableContentTypes = acceptableContentTypes
         self.emptyValue = emptyValue
         self.serialize = serialize
@@ -53,7 +56,7 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     }
 
     /// Makes the value for one response, treating intentionally empty bodies as documented above.
-    func value(from data: Data, response: HTTPURLResponse, method: HTTPMethod) throws(TernError) -> Value {
+    func value(from data: Data, head response: ResponseHead, method: HTTPMethod) throws(TernError) -> Value {
         if data.isEmpty, method == .head || response.statusCode == 204 || response.statusCode == 205 {
             guard let emptyValue else {
                 throw .decoding(description: "empty body (status \(response.statusCode), \(method)) and \(Value.self) has no empty value", body: data)
@@ -132,7 +135,7 @@ extension ResponseSerializer where Value: Decodable {
         } else {
             replace = nil
         }
-        let serialize: @Sendable (Data, HTTPURLResponse) throws(TernError) -> Value = { data, _ throws(TernError) in
+        let serialize: @Sendable (Data, ResponseHead) throws(TernError) -> Value = { data, _ throws(TernError) in
             do {
                 return try box.value.decode(Value.self, from: data)
             } catch {
@@ -171,7 +174,7 @@ extension Optional: EmptyRepresentable {
 
 extension String.Encoding {
     /// The encoding named by the response's `charset`, if it names one Foundation has.
-    init?(of response: HTTPURLResponse) {
+    init?(of response: ResponseHead) {
         guard let name = response.textEncodingName else { return nil }
         self.init(ianaCharset: name)
     }

@@ -25,22 +25,15 @@ public struct ResponseValidation: Sendable, Equatable {
 
     /// Checks status and content type.
     /// - Throws: `.unacceptableStatus` or `.unacceptableContentType`, each with the body.
-    func validate(_ response: HTTPURLResponse, body: Data, serializerTypes: Set<String>?) throws(TernError) {
+    func validate(_ response: ResponseHead, body: Data, serializerTypes: Set<String>?) throws(TernError) {
         guard acceptableStatusCodes.contains(response.statusCode) else {
-            throw .unacceptableStatus(code: response.statusCode, body: body, headers: Self.headers(of: response))
+            throw .unacceptableStatus(code: response.statusCode, body: body, headers: response.headerFields)
         }
         guard !body.isEmpty, let accepted = acceptableContentTypes ?? serializerTypes else { return }
         let header = response.value(forHTTPHeaderField: "Content-Type")
         guard accepted.contains("*/*") || header.map({ Self.mimeType($0, matchesAny: accepted) }) == true else {
             throw .unacceptableContentType(header, body: body)
         }
-    }
-
-    /// The response's headers as strings.
-    static func headers(of response: HTTPURLResponse) -> [String: String] {
-        var headers: [String: String] = [:]
-        for case (let name as String, let value as String) in response.allHeaderFields { headers[name] = value }
-        return headers
     }
 
     static func mimeType(_ header: String, matchesAny accepted: Set<String>) -> Bool {

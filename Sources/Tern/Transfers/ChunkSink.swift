@@ -33,7 +33,7 @@ final class ChunkSink: Sendable {
             state.head = response
         }
         do {
-            try validation.validate(response, body: Data(), serializerTypes: nil)
+            try validation.validate(ResponseHead(response), body: Data(), serializerTypes: nil)
             return true
         } catch {
             return false

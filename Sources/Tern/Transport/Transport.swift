@@ -118,6 +118,9 @@ extension TransportTask {
 public enum TransportEvent: Sendable {
     /// Response headers arrived; discard any body received before.
     case response(HTTPURLResponse)
+    /// The same as `.response`, as a `ResponseHead`: Foundation's `HTTPURLResponse` is then built
+    /// only if someone asks for it (what the libcurl transport sends).
+    case head(ResponseHead)
     /// A chunk of the (decompressed) body.
     case data(Data)
     /// Upload progress: bytes of the body sent so far, and the total if known.

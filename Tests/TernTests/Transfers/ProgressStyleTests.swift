@@ -29,7 +29,8 @@ import Testing
         #expect(uploaded == 2_000_000)
         #expect(try await transfer.response.json["size"]?.int == 2_000_000)
 
-        let stalled = try Transfers.client().transfer(Request<JSON>("stall", query: ["seconds": 5]))
+        // A long stall: under load, URLSession on Linux can take seconds to end a cancelled task.
+        let stalled = try Transfers.client().transfer(Request<JSON>("stall", query: ["seconds": 60]))
         let waiting = Task { try await stalled.response }
         try await Task.sleep(milliseconds: 100)
         stalled.cancel()

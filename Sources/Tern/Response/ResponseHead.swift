@@ -1,0 +1,78 @@
+import Foundation
+
+/// A response's status and headers as a transport read them. Foundation's `HTTPURLResponse` is
+/// built from it only when something asks for one (`httpResponse`: `Response.httpResponse`, a
+/// custom serializer, a monitor): on Linux building one sanitises every header and costs
+/// 10–15 µs, and most responses never need it. Tern's own path reads the status and headers here.
+/// Thread safety: immutable apart from the `HTTPURLResponse` built once under a lock; safe to share.
+// Sendable: `built` is only read or written while `lock` is held.
+public final class ResponseHead: @unchecked Sendable {
+    /// The URL the response came from.
+    public let url: URL?
+    /// The HTTP status code.
+    public let statusCode: Int
+    /// The header fields; a repeated field's values are joined with ", ".
+    public let headerFields: [String: String]
+    private let lock = NSLock()
+    private var built: HTTPURLResponse?
+
+    /// A head from its parts; `HTTPURLResponse` comes later, if asked for.
+    public init(url: URL?, statusCode: Int, headerFields: [String: String]) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headerFields = headerFields
+    }
+
+    /// The head of a response Foundation already built.
+    public init(_ response: HTTPURLResponse) {
+        url = response.url
+        statusCode = response.statusCode
+        var fields: [String: String] = [:]
+        for case (let name as String, let value as String) in response.allHeaderFields { fields[name] = value }
+        headerFields = fields
+        built = response
+    }
+
+    /// The response as Foundation's value, built on first use.
+    public var httpResponse: HTTPURLResponse {
+        lock.lock()
+        defer { lock.unlock() }
+        if let built { return built }
+        // Foundation's initializer is failable in name only (it builds from any status and fields).
+        let url = url ?? URL(string: "about:blank")!
+        guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headerFields)
+                ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil) else {
+            preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
+        }
+        built = response
+        return response
+    }
+
+    /// A header's value, its name compared case-insensitively (ASCII).
+    public func value(forHTTPHeaderField name: String) -> String? {
+        if let exact = headerFields[name] { return exact }
+        return headerFields.first { Self.sameName($0.key, name) }?.value
+    }
+
+    /// `Content-Length` as announced; -1 when there is none (as `URLResponse.expectedContentLength`).
+    public var expectedContentLength: Int64 {
+        value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? -1
+    }
+
+    /// The `charset` parameter of `Content-Type`, lowercased, unquoted; nil when there is none.
+    var textEncodingName: String? {
+        guard let type = value(forHTTPHeaderField: "Content-Type") else { return nil }
+        for parameter in type.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, Self.sameName(pair[0].trimmingCharacters(in: .whitespaces), "charset") else { continue }
+            return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).lowercased()
+        }
+        return nil
+    }
+
+    /// Whether two header names are equal ignoring ASCII case.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+        return a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
+    }
+}
