@@ -16,6 +16,45 @@ import Testing
         }
     }
 
+    /// More requests than connections wait in the transport's own queue and reach the server in
+    /// the order they were sent (libcurl's queue is not first-in first-out); a waiting request
+    /// can be cancelled without disturbing the others.
+    @Test func requestsBeyondTheConnectionLimitGoOutInOrder() async throws {
+        var configuration = ClientConfiguration()
+        configuration.maximumConnectionsPerHost = 1
+        let transport = try #require(CurlTransport.make(configuration: configuration))
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.transport = transport
+        }
+        let key = Fixture.uniqueKey("fifo")
+        let results = Locked<[Int: Result<Response<JSON>, TernError>]>([:])
+        let done = DispatchSemaphore(value: 0)
+        var handles: [RequestHandle] = []
+        for index in 0..<30 {
+            handles.append(client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.005])) { result in
+                results.withLock { $0[index] = result }
+                done.signal()
+            })
+        }
+        handles[20].cancel()  // still waiting: one connection, twenty ahead of it
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                for _ in 0..<30 { done.wait() }
+                continuation.resume()
+            }
+        }
+        let outcome = results.withLock { $0 }
+        #expect(outcome[20]?.failure?.isCancelled == true)
+        var arrivals: [Int] = []
+        for index in 0..<30 where index != 20 {
+            let response = try #require(try outcome[index]?.get())
+            #expect(response.json["q"]?.string == String(index))
+            arrivals.append(response.json["n"]?.int ?? -1)
+        }
+        #expect(arrivals == Array(1...29), "the server's count at each arrival, in the order sent")
+    }
+
     @Test func libcurlLoadsAtRunTime() throws {
         #expect(CurlTransport.unavailableReason == nil)
         let version = try #require(CurlTransport.libcurlVersion)

@@ -41,6 +41,10 @@ final class CurlExchange: @unchecked Sendable {
     private var upload: Int32 = -1
     private var uploaded: Int64 = -1
     private(set) var isFinished = false
+    /// Where it goes (scheme, host, port): the loop queues exchanges per origin.
+    let origin: String
+    /// Whether it spoke HTTP/2 (its origin then multiplexes).
+    private(set) var spokeHTTP2 = false
 
     /// Headers, credential, cookies, TLS and proxy of the transport.
     private let settings: CurlSettings
@@ -50,6 +54,8 @@ final class CurlExchange: @unchecked Sendable {
         self.request = request
         self.settings = settings
         self.events = events
+        let url = request.urlRequest.url
+        origin = "\(url?.scheme ?? "")://\(url?.host ?? ""):\(url?.port ?? -1)"
         switch request.destination {
         case .memory(let bytes): limit = bytes
         case .file(let url, let offset): file = ResponseFileWriter(url: url, offset: offset)
@@ -317,7 +323,9 @@ final class CurlExchange: @unchecked Sendable {
     /// What libcurl measured of the finished transfer.
     private func metrics(_ easy: LibCurl.Handle, curl: LibCurl) -> Metrics {
         func seconds(_ info: LibCurl.Info) -> TimeInterval { Double(curl.info(easy, long: info)) / 1e6 }
-        let version: String? = switch curl.info(easy, long: .httpVersion) {
+        let versionCode = curl.info(easy, long: .httpVersion)
+        spokeHTTP2 = versionCode == 3
+        let version: String? = switch versionCode {
         case 1: "HTTP/1.0"
         case 2: "HTTP/1.1"
         case 3: "HTTP/2"

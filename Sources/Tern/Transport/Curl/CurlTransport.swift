@@ -27,7 +27,7 @@ import Foundation
 /// sockets that a server may have closed.
 /// Thread safety: safe to use from any thread.
 public final class CurlTransport: Transport {
-    private struct Inbox {
+    struct Inbox {
         var submissions: [CurlExchange] = []
         var cancels: [UInt64] = []
         var sleeping = false
@@ -70,7 +70,7 @@ public final class CurlTransport: Transport {
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
         curl.set(multi: multi, .pipelining, 2)  // CURLPIPE_MULTIPLEX: HTTP/2 streams share a connection
         let thread = Thread { [curl, inbox, multi = self.multi] in
-            EventLoop(curl: curl, multi: multi, inbox: inbox).run()
+            CurlEventLoop(curl: curl, multi: multi.pointer, inbox: inbox, connectionsPerHost: max(1, connectionsPerHost)).run()
         }
         thread.name = "Tern.CurlTransport"
         thread.start()
@@ -116,97 +116,11 @@ public final class CurlTransport: Transport {
         }
         if !wasStopping { _ = curl.multiWakeup(multi.pointer) }
     }
-
-    /// The loop thread's state: created inside the thread, never shared.
-    private struct EventLoop {
-        let curl: LibCurl
-        let multi: MultiHandle
-        let inbox: Locked<Inbox>
-        /// While transfers run, the loop wakes at least this often (a stall in libcurl 7.88's
-        /// HTTP/2 code left transfers waiting for the whole poll timeout otherwise).
-        static let activePollMilliseconds: Int32 = 20
-
-        func run() {
-            var running: [UInt64: CurlExchange] = [:]
-            var byHandle: [UnsafeMutableRawPointer: CurlExchange] = [:]
-            var pool: [LibCurl.Handle] = []
-            var stillRunning: Int32 = 0
-            while true {
-                let (submissions, cancels, stopping) = inbox.withLock { inbox in
-                    defer { inbox.submissions = []; inbox.cancels = []; inbox.sleeping = false }
-                    return (inbox.submissions, inbox.cancels, inbox.stopping)
-                }
-                for exchange in submissions {
-                    guard let easy = pool.popLast() ?? curl.easyInit() else {
-                        exchange.finish(code: 0, curl: curl, error: URLError(.cannotLoadFromNetwork))
-                        continue
-                    }
-                    if let error = exchange.attach(easy, curl: curl) ?? addFailure(curl.multiAddHandle(multi.pointer, easy)) {
-                        curl.easyReset(easy)
-                        pool.append(easy)
-                        exchange.finish(code: 0, curl: curl, error: error)
-                        continue
-                    }
-                    running[exchange.id] = exchange
-                    byHandle[easy] = exchange
-                }
-                let ended = stopping ? Array(running.keys) : cancels
-                for id in ended {
-                    guard let exchange = running.removeValue(forKey: id), let easy = exchange.easy else { continue }
-                    _ = curl.multiRemoveHandle(multi.pointer, easy)
-                    byHandle[easy] = nil
-                    recycle(easy, into: &pool)
-                    exchange.finish(code: 0, curl: curl, error: URLError(.cancelled))
-                }
-                if stopping {
-                    pool.forEach { curl.easyCleanup($0) }
-                    _ = curl.multiCleanup(multi.pointer)
-                    return
-                }
-                _ = curl.multiPerform(multi.pointer, &stillRunning)
-                var queued: Int32 = 0
-                while let message = curl.multiInfoRead(multi.pointer, &queued) {
-                    // CURLMsg: msg (int) at 0, easy_handle at 8, data.result (CURLcode) at 16.
-                    guard message.load(as: Int32.self) == LibCurl.messageDone,
-                          let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self) else { continue }
-                    let code = message.load(fromByteOffset: 16, as: Int32.self)
-                    _ = curl.multiRemoveHandle(multi.pointer, easy)
-                    guard let exchange = byHandle.removeValue(forKey: easy) else { continue }
-                    running[exchange.id] = nil
-                    exchange.finish(code: code, curl: curl)
-                    recycle(easy, into: &pool)
-                }
-                let idle = inbox.withLock { inbox -> Bool in
-                    guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, !inbox.stopping else { return false }
-                    inbox.sleeping = true
-                    return true
-                }
-                if idle {
-                    _ = curl.multiPoll(multi.pointer, nil, 0, running.isEmpty ? 1000 : Self.activePollMilliseconds, nil)
-                }
-            }
-        }
-
-        private func addFailure(_ code: Int32) -> URLError? {
-            code == 0 ? nil : URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed (\(code))"])
-        }
-
-        /// Resets a finished handle for the next exchange (its connection stays in the multi
-        /// handle's cache either way), keeping at most 64.
-        private func recycle(_ easy: LibCurl.Handle, into pool: inout [LibCurl.Handle]) {
-            if pool.count < 64 {
-                curl.easyReset(easy)
-                pool.append(easy)
-            } else {
-                curl.easyCleanup(easy)
-            }
-        }
-    }
 }
 
 /// The multi handle, shared with other threads only for `curl_multi_wakeup` (documented thread-safe).
 // Sendable: every other use of the pointer happens on the loop thread.
-private struct MultiHandle: @unchecked Sendable {
+struct MultiHandle: @unchecked Sendable {
     let pointer: LibCurl.Handle
 }
 
