@@ -6,6 +6,7 @@ usage: python3 scripts/check_bench_output.py results.jsonl
 """
 import json
 import math
+import shutil
 import sys
 
 expected = {
@@ -16,7 +17,9 @@ expected = {
 }
 if sys.platform.startswith("linux"):
     # Tern on its libcurl transport (Linux): the same workloads.
-    expected |= {("seq-curl", "req_per_s"), ("64-curl", "req_per_s"), ("download-10mb-curl", "mb_per_s")}
+    expected |= {("seq-curl", "req_per_s"), ("64-curl", "req_per_s"), ("download-10mb-curl", "mb_per_s"), ("rss-curl", "peak_rss_mb")}
+    if shutil.which("curl"):
+        expected.add(("seq-curl-cli", "us_per_req"))
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 seen = set()
 for row in rows:

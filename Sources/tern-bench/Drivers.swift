@@ -84,9 +84,10 @@ enum Drivers {
 
     /// Tern on its libcurl transport against URLSession's async API, same wire headers and
     /// connection limit; nil where libcurl cannot be used.
-    static func curl() -> (tern: any Driver, baseline: any Driver)? {
+    static func curl(connectionsPerHost: Int = 6) -> (tern: any Driver, baseline: any Driver)? {
         #if os(Linux)
-        let configuration = ClientConfiguration()
+        var configuration = ClientConfiguration()
+        configuration.maximumConnectionsPerHost = connectionsPerHost
         guard let transport = CurlTransport.make(configuration: configuration) else { return nil }
         var onCurl = configuration
         onCurl.transport = transport

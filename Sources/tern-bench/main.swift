@@ -135,12 +135,17 @@ if let child = options.inflightChild {
     exit(0)
 }
 
-// Child mode: one implementation, the 64-in-flight workload, then print peak RSS in MB.
+// Child mode: one implementation, the 64-in-flight workload, then print peak RSS in MB. The
+// "-full" children run the sequential, 64-in-flight and 10 MB workloads one after the other.
 if let child = options.rssChild {
-    let pair = Drivers.sameConfiguration()
-    let driver = child == "tern" ? pair.tern : pair.baseline
-    let result = await workloads.concurrent(driver, count: options.count(20_000), inFlight: 64)
-    print(String(format: "%.3f %d", peakRSSMegabytes(), result.failures))
+    let name = child.replacingOccurrences(of: "-full", with: "")
+    let pair = name == "tern-curl" ? Drivers.curl() ?? Drivers.sameConfiguration() : Drivers.sameConfiguration()
+    let driver = name.hasPrefix("tern") ? pair.tern : pair.baseline
+    var failures = 0
+    if child.hasSuffix("-full") { failures += await workloads.sequential(driver, count: options.count(2_000)).failures }
+    failures += await workloads.concurrent(driver, count: options.count(20_000), inFlight: 64).failures
+    if child.hasSuffix("-full") { failures += await workloads.downloads(driver, count: options.count(20)).failures }
+    print(String(format: "%.3f %d", peakRSSMegabytes(), failures))
     exit(0)
 }
 
@@ -215,22 +220,41 @@ log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own
 await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
 }
 
-if let curl = Drivers.curl() {
-    log("== seq-curl / 64-curl / download-10mb-curl: Tern on its libcurl transport")
+if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
+    log("== seq-curl / 64-curl / download-10mb-curl: Tern on its libcurl transport (64-curl: 64 connections for both)")
     await interleave("seq-curl", curl) { await workloads.sequential($0, count: options.count(2_000)) }
-    await interleave("64-curl", curl) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
+    await interleave("64-curl", wide) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
     await interleave("download-10mb-curl", curl) { await workloads.downloads($0, count: options.count(20)) }
+    log("== seq-curl-cli: µs per sequential GET, Tern on libcurl against the curl command-line tool (baseline column)")
+    for round in 0..<options.rounds {
+        let count = options.count(2_000)
+        guard let cli = CurlCommandLine.microsecondsPerRequest(url: options.baseURL + "/tiny.json", count: count) else {
+            log("  no curl command-line tool here")
+            break
+        }
+        let tern = await workloads.sequential(curl.tern, count: count)
+        record("seq-curl-cli", "tern", RoundResult(metrics: ["us_per_req": 1e6 / (tern.metrics["req_per_s"] ?? .nan)], failures: tern.failures),
+               better: higher)
+        record("seq-curl-cli", "urlsession", RoundResult(metrics: ["us_per_req": cli], failures: 0), better: higher)
+        log("  seq-curl-cli: round \(round + 1)/\(options.rounds) done")
+    }
 } else {
     log("== no libcurl transport here (Linux only; see CurlTransport.unavailableReason)")
 }
 
-log("== 64-rss: peak RSS of a child process running the 64-in-flight workload")
+log("== 64-rss: peak RSS of a child process running the 64-in-flight workload; rss-curl: Tern on libcurl against URLSession, each child running seq, 64 in flight and the 10 MB downloads")
 for round in 0..<options.rounds {
-    for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {
+    let children = Drivers.curl() == nil ? ["tern", "urlsession"] : ["tern", "urlsession", "tern-curl-full", "urlsession-full"]
+    for name in round.isMultiple(of: 2) ? children : children.reversed() {
         let output = try runChild(["--base-url", options.baseURL, "--rss-child", name] + (options.scale < 1 ? ["--quick"] : []))
         let fields = output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         let rss = fields.first ?? .nan
-        record("64-rss", name, RoundResult(metrics: ["peak_rss_mb": rss], failures: Int(fields.dropFirst().first ?? 1)), better: higher)
+        let result = RoundResult(metrics: ["peak_rss_mb": rss], failures: Int(fields.dropFirst().first ?? 1))
+        switch name {
+        case "tern-curl-full": record("rss-curl", "tern", result, better: higher)
+        case "urlsession-full": record("rss-curl", "urlsession", result, better: higher)
+        default: record("64-rss", name, result, better: higher)
+        }
     }
 }
 

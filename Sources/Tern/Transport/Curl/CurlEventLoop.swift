@@ -123,10 +123,18 @@ final class CurlEventLoop {
     /// Starts waiting exchanges of `origin` while it has room, oldest first.
     private func startWaiting(_ origin: String) {
         let limit = multiplexed.contains(origin) ? connectionsPerHost * Self.streamsPerConnection : connectionsPerHost
-        while var line = waiting[origin], active[origin, default: 0] < limit {
+        while active[origin, default: 0] < limit, var line = waiting.removeValue(forKey: origin) {
             let next = line.queue[line.head]
             line.head += 1
-            waiting[origin] = line.head == line.queue.count ? nil : line
+            if line.head < line.queue.count {
+                // Started exchanges leave the array once they are half of it (a queue that never
+                // drains must not keep every exchange it ever held).
+                if line.head >= 32, line.head * 2 >= line.queue.count {
+                    line.queue.removeFirst(line.head)
+                    line.head = 0
+                }
+                waiting[origin] = line
+            }
             start(next)
         }
     }
