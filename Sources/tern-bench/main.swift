@@ -206,18 +206,18 @@ if let count = options.profileCurl, let curl = Drivers.curl() {
 
 let same = Drivers.sameConfiguration()
 if !options.curlOnly {
-log("== seq: \(options.count(2_000)) sequential GETs of a 2-byte body, same URLSessionConfiguration")
-await interleave("seq", same) { await workloads.sequential($0, count: options.count(2_000)) }
-log("== 64: \(options.count(20_000)) GETs, 64 in flight, same URLSessionConfiguration")
-await interleave("64", same) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
-log("== download: \(options.count(20)) × 10 MB, same URLSessionConfiguration")
-await interleave("download-10mb", same) { await workloads.downloads($0, count: options.count(20)) }
-let closure = Drivers.closureBaseline()
-log("== seq-closure / 64-closure: the same against URLSession's completion-handler API")
-await interleave("seq-closure", closure) { await workloads.sequential($0, count: options.count(2_000)) }
-await interleave("64-closure", closure) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
-log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
-await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
+    log("== seq: \(options.count(2_000)) sequential GETs of a 2-byte body, same URLSessionConfiguration")
+    await interleave("seq", same) { await workloads.sequential($0, count: options.count(2_000)) }
+    log("== 64: \(options.count(20_000)) GETs, 64 in flight, same URLSessionConfiguration")
+    await interleave("64", same) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
+    log("== download: \(options.count(20)) × 10 MB, same URLSessionConfiguration")
+    await interleave("download-10mb", same) { await workloads.downloads($0, count: options.count(20)) }
+    let closure = Drivers.closureBaseline()
+    log("== seq-closure / 64-closure: the same against URLSession's completion-handler API")
+    await interleave("seq-closure", closure) { await workloads.sequential($0, count: options.count(2_000)) }
+    await interleave("64-closure", closure) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
+    log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
+    await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
 }
 
 if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {

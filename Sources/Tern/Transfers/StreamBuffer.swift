@@ -2,7 +2,7 @@ import Foundation
 
 /// The chunks of a streamed response between the transport and an `await` reader: bounded by
 /// `limit` bytes, past which the exchange is paused until the reader has taken half of them.
-/// Where the transport cannot pause (URLSession on Linux), chunks keep coming: past `hardLimit`
+/// Where the transport cannot pause (`Transport.pausesExchanges`: URLSession on Linux), chunks keep coming: past `hardLimit`
 /// bytes waiting (the request's size limit) the request fails with `.responseTooLarge` — after
 /// the reader has had every chunk that arrived before. Dropping the last reference (the
 /// iterator) cancels the request.

@@ -24,6 +24,15 @@ public protocol Transport: Sendable {
     /// Cancels everything in flight and refuses new work. Cancelled exchanges complete with
     /// `URLError(.cancelled)`.
     func invalidate()
+
+    /// Whether `TransportTask.suspend()` really stops reading a response (back-pressure for a
+    /// slow stream reader). Default false.
+    var pausesExchanges: Bool { get }
+}
+
+extension Transport {
+    /// False: this transport reads on whatever its tasks are told.
+    public var pausesExchanges: Bool { false }
 }
 
 /// One exchange as a transport sees it: the request, where its body comes from, where the

@@ -134,6 +134,9 @@ public final class URLSessionTransport: Transport {
         events(.completed(nil))
     }
 
+    /// True on Apple platforms; on Linux a resumed task starts its request over, so it never pauses.
+    public var pausesExchanges: Bool { Platform.pausesTasks }
+
     /// Cancels all tasks and invalidates the session; later `start` calls return nil.
     public func invalidate() {
         let wasInvalidated = isInvalidated.withLock { invalidated in

@@ -49,13 +49,17 @@ final class CurlEventLoop {
     func run() {
         var stillRunning: Int32 = 0
         while true {
-            let (submissions, cancels, stopping) = inbox.withLock { inbox in
-                defer { inbox.submissions = []; inbox.cancels = []; inbox.sleeping = false }
-                return (inbox.submissions, inbox.cancels, inbox.stopping)
+            let (submissions, cancels, pauses, stopping) = inbox.withLock { inbox in
+                defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.sleeping = false }
+                return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.stopping)
             }
             submissions.forEach(admit)
             if stopping { return stop() }
             cancels.forEach(cancel)
+            for (id, paused) in pauses {
+                // Resuming hands over what libcurl held back, through the write callback, here.
+                if let easy = running[id]?.easy { _ = curl.easyPause(easy, paused ? LibCurl.pauseReceiving : LibCurl.pauseNothing) }
+            }
             _ = curl.multiPerform(multi, &stillRunning)
             var queued: Int32 = 0
             while let message = curl.multiInfoRead(multi, &queued) {
@@ -70,7 +74,7 @@ final class CurlEventLoop {
                 end(exchange) { $0.finish(code: code, curl: curl) }
             }
             let idle = inbox.withLock { inbox -> Bool in
-                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, !inbox.stopping else { return false }
+                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, !inbox.stopping else { return false }
                 inbox.sleeping = true
                 return true
             }

@@ -9,11 +9,14 @@ import Foundation
 /// A transport on the system libcurl (Linux), loaded at run time: easy and multi handles driven by
 /// one event-loop thread, without FoundationNetworking's layers in between.
 ///
-/// Opt in per client with `$0.transport = CurlTransport.make()` (nil where libcurl cannot be used:
-/// no `libcurl.so.4`, or one older than 7.68.0; `CurlTransport.unavailableReason` says why).
-/// Every libcurl handle lives on the loop thread; callers only put submissions and cancels in a
-/// locked inbox and wake the loop (`curl_multi_wakeup`) when it sleeps. Each exchange completes
-/// exactly once: finished by libcurl, cancelled, or failed when the transport is invalidated.
+/// The default transport of a Linux `Client`; `CurlTransport.make(configuration:)` builds one
+/// explicitly (nil where libcurl cannot be used: no `libcurl.so.4`, or one older than 7.68.0;
+/// `CurlTransport.unavailableReason` says why). Every libcurl handle lives on the loop thread
+/// (`CurlEventLoop`); callers only put submissions, cancels and pauses in a locked inbox and wake
+/// the loop (`curl_multi_wakeup`) when it sleeps. Requests beyond the connection limit wait in a
+/// FIFO queue per origin. Each exchange completes exactly once: finished by libcurl, cancelled,
+/// or failed when the transport is invalidated. A slow stream reader pauses its exchange
+/// (`curl_easy_pause`).
 /// Redirects are never followed (Tern follows them), bodies come from memory or a file, responses
 /// go to memory (the size limit is enforced as the head and each chunk arrive) or to a file, and
 /// `Accept-Encoding` is decoded by libcurl; the configuration's credential answers Basic (and
@@ -30,6 +33,8 @@ public final class CurlTransport: Transport {
     struct Inbox {
         var submissions: [CurlExchange] = []
         var cancels: [UInt64] = []
+        /// Exchanges to pause (true) or resume (false), in order.
+        var pauses: [(id: UInt64, paused: Bool)] = []
         var sleeping = false
         var stopping = false
         var nextID: UInt64 = 1
@@ -94,6 +99,19 @@ public final class CurlTransport: Transport {
         return CurlTask(id: exchange.id, transport: self)
     }
 
+    /// True: `curl_easy_pause` stops reading a response until it is resumed.
+    public var pausesExchanges: Bool { true }
+
+    /// Pauses or resumes reading exchange `id`'s response (`curl_easy_pause` on the loop thread).
+    fileprivate func setPaused(_ id: UInt64, _ paused: Bool) {
+        let wake = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
+            inbox.pauses.append((id, paused))
+            return inbox.sleeping
+        }
+        if wake { _ = curl.multiWakeup(multi.pointer) }
+    }
+
     /// Cancels exchange `id`: it completes with `URLError(.cancelled)` unless it already completed.
     fileprivate func cancel(_ id: UInt64) {
         let wake = inbox.withLock { inbox -> Bool in
@@ -129,5 +147,7 @@ private struct CurlTask: TransportTask {
     let id: UInt64
     weak var transport: CurlTransport?
     func cancel() { transport?.cancel(id) }
+    func suspend() { transport?.setPaused(id, true) }
+    func resume() { transport?.setPaused(id, false) }
 }
 #endif

@@ -26,6 +26,7 @@ struct LibCurl: @unchecked Sendable {
     let easyCleanup: @convention(c) (Handle?) -> Void
     let easyReset: @convention(c) (Handle?) -> Void
     let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
+    let easyPause: @convention(c) (Handle?, Int32) -> Int32
     let multiInit: @convention(c) () -> Handle?
     let multiCleanup: @convention(c) (Handle?) -> Int32
     let multiAddHandle: @convention(c) (Handle?, Handle?) -> Int32
@@ -85,6 +86,7 @@ struct LibCurl: @unchecked Sendable {
                 easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
                 easyReset: try function("curl_easy_reset", as: (@convention(c) (Handle?) -> Void).self),
                 easyStrerror: try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
+                easyPause: try function("curl_easy_pause", as: (@convention(c) (Handle?, Int32) -> Int32).self),
                 multiInit: try function("curl_multi_init", as: (@convention(c) () -> Handle?).self),
                 multiCleanup: try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self),
                 multiAddHandle: try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
@@ -181,6 +183,9 @@ struct LibCurl: @unchecked Sendable {
     static let tlsVersion1_3 = 7
     /// `CURLE_SSL_PINNEDPUBKEYNOTMATCH`.
     static let pinMismatch: Int32 = 90
+    /// `CURLPAUSE_RECV` and `CURLPAUSE_CONT` for `curl_easy_pause`.
+    static let pauseReceiving: Int32 = 1
+    static let pauseNothing: Int32 = 0
     /// `CURL_READFUNC_ABORT`.
     static let readAbort = 0x1000_0000
 }
