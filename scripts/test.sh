@@ -65,7 +65,31 @@ python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.ar
 
 export TERN_HTTPBIN_URL="http://127.0.0.1:$httpbin_port"
 export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
+# nginx over TLS with HTTP/2 (the trustme certificate above), for the multiplexing test.
+nginx_bin=$(command -v nginx || true)
+[ -z "$nginx_bin" ] && [ -x /usr/sbin/nginx ] && nginx_bin=/usr/sbin/nginx
+if [ -z "$nginx_bin" ]; then
+    echo "== installing nginx (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q nginx-light >/dev/null; }
+    nginx_bin=/usr/sbin/nginx
+fi
+h2_prefix="$PWD/$logs/nginx-h2"
+rm -rf "$h2_prefix" && mkdir -p "$h2_prefix/www" "$h2_prefix/client_body"
+printf '{"h2": true}' >"$h2_prefix/www/tiny.json"
+chmod -R a+rX "$h2_prefix" "$logs/tls"
+h2_port=$(free_port)
+sed -e "s|__PREFIX__|$h2_prefix|g" -e "s|__PORT__|$h2_port|g" -e "s|__TLS__|$PWD/$logs/tls|g" \
+    scripts/nginx-h2.conf.template >"$h2_prefix/nginx.conf"
+"$nginx_bin" -p "$h2_prefix" -c "$h2_prefix/nginx.conf" 2>"$logs/nginx-h2.log" &
+pids+=($!)
+for _ in $(seq 1 50); do
+    python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1).close()" "$h2_port" 2>/dev/null && break
+    sleep 0.1
+done
+
 export TERN_PROXY_PORT="$proxy_port"
+export TERN_H2_URL="https://127.0.0.1:$h2_port"
 export TERN_TLS_URL="https://127.0.0.1:$tls_port"
 export TERN_TLS12_URL="https://127.0.0.1:$tls12_port"
 export TERN_TLS_DIR="$PWD/$logs/tls"

@@ -16,6 +16,8 @@ enum TestServers {
     /// Tern's fault fixture server (`scripts/fixture_server.py`).
     static func fixture() throws -> String { try address("TERN_FIXTURE_URL") }
 
+    /// nginx over TLS with HTTP/2 (ALPN), the TLS fixture's certificate; `/tiny.json`, `/status`.
+    static func h2() throws -> String { try address("TERN_H2_URL") }
     /// The loopback forward proxy's port (`scripts/fixture_proxy.py`).
     static func proxyPort() throws -> Int { try #require(Int(try address("TERN_PROXY_PORT"))) }
     /// The fixture over TLS 1.2–1.3 (`scripts/fixture_tls.py`), e.g. `https://127.0.0.1:41236`.
