@@ -11,8 +11,8 @@ public final class ResponseHead: @unchecked Sendable {
     public let url: URL?
     /// The HTTP status code.
     public let statusCode: Int
-    /// The header fields; a repeated field's values are joined with ", ".
-    public let headerFields: [String: String]
+    /// The fields as read; nil when the head wraps a Foundation response, which has them.
+    private let fields: [String: String]?
     private let lock = NSLock()
     private var built: HTTPURLResponse?
 
@@ -20,17 +20,23 @@ public final class ResponseHead: @unchecked Sendable {
     public init(url: URL?, statusCode: Int, headerFields: [String: String]) {
         self.url = url
         self.statusCode = statusCode
-        self.headerFields = headerFields
+        fields = headerFields
     }
 
-    /// The head of a response Foundation already built.
+    /// The head of a response Foundation already built (its fields are read from it when asked).
     public init(_ response: HTTPURLResponse) {
         url = response.url
         statusCode = response.statusCode
-        var fields: [String: String] = [:]
-        for case (let name as String, let value as String) in response.allHeaderFields { fields[name] = value }
-        headerFields = fields
+        fields = nil
         built = response
+    }
+
+    /// The header fields; a repeated field's values are joined with ", ".
+    public var headerFields: [String: String] {
+        if let fields { return fields }
+        var converted: [String: String] = [:]
+        for case (let name as String, let value as String) in httpResponse.allHeaderFields { converted[name] = value }
+        return converted
     }
 
     /// The response as Foundation's value, built on first use.
@@ -40,7 +46,7 @@ public final class ResponseHead: @unchecked Sendable {
         if let built { return built }
         // Foundation's initializer is failable in name only (it builds from any status and fields).
         let url = url ?? URL(string: "about:blank")!
-        guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headerFields)
+        guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
                 ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil) else {
             preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
         }
@@ -50,8 +56,9 @@ public final class ResponseHead: @unchecked Sendable {
 
     /// A header's value, its name compared case-insensitively (ASCII).
     public func value(forHTTPHeaderField name: String) -> String? {
-        if let exact = headerFields[name] { return exact }
-        return headerFields.first { Self.sameName($0.key, name) }?.value
+        guard let fields else { return httpResponse.value(forHTTPHeaderField: name) }
+        if let exact = fields[name] { return exact }
+        return fields.first { Self.sameName($0.key, name) }?.value
     }
 
     /// `Content-Length` as announced; -1 when there is none (as `URLResponse.expectedContentLength`).
