@@ -345,14 +345,13 @@ func readmeProgressStyles(api: Client, video: URL, screen: UploadScreen) async t
     print(try await transfer.response.json)
 }
 
-#if os(Linux)
-func readmeCurl() -> Client {
-    let api = Client(baseURL: "https://api.example.com") { configuration in
-        configuration.transport = CurlTransport.make(configuration: configuration)   // nil: no usable libcurl
+func readmeTransports() -> [Client] {
+    let onLibcurl = Client(baseURL: "https://api.example.com")   // Linux: CurlTransport
+    let onURLSession = Client(baseURL: "https://api.example.com") { configuration in
+        configuration.transport = URLSessionTransport.make(configuration: configuration)
     }
-    return api
+    return [onLibcurl, onURLSession]
 }
-#endif
 
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {

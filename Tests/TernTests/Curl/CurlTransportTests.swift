@@ -129,12 +129,20 @@ import Testing
         #expect(result.failure?.statusCode == 401 && seconds < 1)
     }
 
+    /// Sub-second deadlines fire within 50 ms of their value (the best of three tries: the suite
+    /// runs tests in parallel on two cores), and never early.
     @Test(arguments: [0.1, 0.3, 1.5])
     func deadlinesFireOnTime(_ seconds: Double) async throws {
         let client = try Self.client(try TestServers.fixture())
-        let (result, took) = await client.timedResult(Request<JSON>("stall", query: ["seconds": 5], timeout: seconds))
-        #expect(result.failure == .timedOut(after: seconds))
-        #expect(took >= seconds && took < seconds + 0.5, "\(took) s for a \(seconds) s deadline")
+        var late: [Double] = []
+        for _ in 0..<3 {
+            let (result, took) = await client.timedResult(Request<JSON>("stall", query: ["seconds": 5], timeout: seconds))
+            #expect(result.failure == .timedOut(after: seconds))
+            #expect(took >= seconds && took < seconds + 0.5, "\(took) s for a \(seconds) s deadline")
+            late.append(took - seconds)
+        }
+        #expect(late.min()! < 0.05, "late by \(late) s")
+        print("deadline \(seconds) s fired late by " + late.map { String(format: "%.1f ms", $0 * 1000) }.joined(separator: ", "))
     }
 
     @Test func cancellingEndsAnExchangeAtOnceAndEachRequestEndsOnce() async throws {
