@@ -5,19 +5,20 @@ import Glibc
 import Darwin
 #endif
 
-private func selfUsage() -> rusage {
+private func selfUsage(children: Bool = false) -> rusage {
     var usage = rusage()
     #if os(Linux)
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    getrusage(__rusage_who_t(children ? RUSAGE_CHILDREN.rawValue : RUSAGE_SELF.rawValue), &usage)
     #else
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(children ? RUSAGE_CHILDREN : RUSAGE_SELF, &usage)
     #endif
     return usage
 }
 
-/// Process CPU time (user + system, all threads) in seconds, from getrusage.
-func cpuSeconds() -> Double {
-    let usage = selfUsage()
+/// Process CPU time (user + system, all threads) in seconds, from getrusage; with `children`,
+/// that of the child processes waited for so far.
+func cpuSeconds(children: Bool = false) -> Double {
+    let usage = selfUsage(children: children)
     func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }

@@ -228,15 +228,35 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
     log("== seq-curl-cli: µs per sequential GET, Tern on libcurl against the curl command-line tool (baseline column)")
     for round in 0..<options.rounds {
         let count = options.count(2_000)
-        guard let cli = CurlCommandLine.microsecondsPerRequest(url: options.baseURL + "/tiny.json", count: count) else {
+        guard let cli = CurlCommandLine.perRequest(url: options.baseURL + "/tiny.json", count: count) else {
             log("  no curl command-line tool here")
             break
         }
         let tern = await workloads.sequential(curl.tern, count: count)
-        record("seq-curl-cli", "tern", RoundResult(metrics: ["us_per_req": 1e6 / (tern.metrics["req_per_s"] ?? .nan)], failures: tern.failures),
-               better: higher)
-        record("seq-curl-cli", "urlsession", RoundResult(metrics: ["us_per_req": cli], failures: 0), better: higher)
+        let ternFigures = ["us_per_req": 1e6 / (tern.metrics["req_per_s"] ?? .nan), "cpu_us_per_req": tern.metrics["cpu_us_per_req"] ?? .nan]
+        record("seq-curl-cli", "tern", RoundResult(metrics: ternFigures, failures: tern.failures), better: higher)
+        record("seq-curl-cli", "urlsession", RoundResult(metrics: ["us_per_req": cli.wallMicroseconds, "cpu_us_per_req": cli.cpuMicroseconds],
+                                                         failures: 0), better: higher)
         log("  seq-curl-cli: round \(round + 1)/\(options.rounds) done")
+    }
+    if let client = Chained.curlClient() {
+        log("== seq-chained-curl: \(options.count(2_000)) sequential GETs, each completion sending the next (Tern's closure API, .immediate, on libcurl; URLSession's completion handler)")
+        let session = URLSession(configuration: ClientConfiguration().makeSessionConfiguration())
+        let url = options.baseURL + "/tiny.json"
+        _ = await Chained.tern(client, url: url, count: 50)
+        _ = await Chained.urlSession(session, url: url, count: 50)
+        for round in 0..<options.rounds {
+            let tern = { await Chained.tern(client, url: url, count: options.count(2_000)) }
+            let raw = { await Chained.urlSession(session, url: url, count: options.count(2_000)) }
+            if round.isMultiple(of: 2) {
+                record("seq-chained-curl", "tern", await tern(), better: higher)
+                record("seq-chained-curl", "urlsession", await raw(), better: higher)
+            } else {
+                record("seq-chained-curl", "urlsession", await raw(), better: higher)
+                record("seq-chained-curl", "tern", await tern(), better: higher)
+            }
+            log("  seq-chained-curl: round \(round + 1)/\(options.rounds) done")
+        }
     }
 } else {
     log("== no libcurl transport here (Linux only; see CurlTransport.unavailableReason)")

@@ -314,7 +314,7 @@ final class CurlExchange: @unchecked Sendable {
         if code == LibCurl.pinMismatch, let host = request.urlRequest.url?.host {
             return events(.completed(TLSFailure.pinMismatch(host: host, detail: errorText)))
         }
-        guard code == 0 else { return events(.completed(Self.urlError(code, curl: curl, detail: errorText))) }
+        guard code == 0 else { return events(.completed(curl.urlError(code, detail: errorText))) }
         guard head != nil else { return events(.completed(URLError(.badServerResponse))) }
         if let easy { events(.metrics(metrics(easy, curl: curl))) }
         events(.completed(closeError))
@@ -351,49 +351,6 @@ final class CurlExchange: @unchecked Sendable {
         headerList = nil
         if upload >= 0 { close(upload) }
         upload = -1
-    }
-
-    /// The `URLError` closest to a libcurl result code.
-    static func urlError(_ code: Int32, curl: LibCurl, detail: String) -> URLError {
-        let kind: URLError.Code = switch code {
-        case 1: .unsupportedURL
-        case 3: .badURL
-        case 5, 6: .cannotFindHost
-        case 7: .cannotConnectToHost
-        case 8: .badServerResponse
-        case 18, 55, 56: .networkConnectionLost
-        case 28: .timedOut
-        case 35, 58, 77, 98: .secureConnectionFailed
-        case 47: .httpTooManyRedirects
-        case 52: .zeroByteResource
-        case 60, 90: .serverCertificateUntrusted
-        case 61: .cannotDecodeContentData
-        default: .unknown
-        }
-        let text = detail.isEmpty ? curl.describe(code) : detail
-        return URLError(kind, userInfo: [NSLocalizedDescriptionKey: text, "CURLcode": Int(code)])
-    }
-}
-
-/// What every exchange of one `CurlTransport` is set up with, from the client configuration.
-struct CurlSettings: Sendable {
-    /// Headers an exchange carries unless its request sets them (`User-Agent`, …).
-    let headers: [String: String]
-    /// Answers Basic (and Digest) challenges; without it a 401 comes back as it is.
-    let credential: BasicCredential?
-    /// Where cookies come from and go.
-    let cookies: HTTPCookieStorage
-    /// Authorities, TLS floor, client certificate and pins.
-    let tls: TLSConfiguration
-    /// The proxy, if not the environment's.
-    let proxy: ProxyConfiguration
-
-    init(_ configuration: ClientConfiguration) {
-        headers = configuration.wireHeaders
-        credential = configuration.credential
-        cookies = configuration.cookieStorage ?? .shared
-        tls = configuration.tls
-        proxy = configuration.proxy
     }
 }
 

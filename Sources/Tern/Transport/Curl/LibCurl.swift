@@ -144,6 +144,27 @@ struct LibCurl: @unchecked Sendable {
         easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code)"
     }
 
+    /// The `URLError` closest to a libcurl result code.
+    func urlError(_ code: Int32, detail: String) -> URLError {
+        let kind: URLError.Code = switch code {
+        case 1: .unsupportedURL
+        case 3: .badURL
+        case 5, 6: .cannotFindHost
+        case 7: .cannotConnectToHost
+        case 8: .badServerResponse
+        case 18, 55, 56: .networkConnectionLost
+        case 28: .timedOut
+        case 35, 58, 77, 98: .secureConnectionFailed
+        case 47: .httpTooManyRedirects
+        case 52: .zeroByteResource
+        case 60, 90: .serverCertificateUntrusted
+        case 61: .cannotDecodeContentData
+        default: .unknown
+        }
+        let text = detail.isEmpty ? describe(code) : detail
+        return URLError(kind, userInfo: [NSLocalizedDescriptionKey: text, "CURLcode": Int(code)])
+    }
+
     // MARK: Constants (curl.h / multi.h)
 
     /// Easy options: type base (long 0, object pointer 10000, function pointer 20000, off_t 30000) + number.
