@@ -31,7 +31,8 @@ import Testing
     @Test func cancellingRightAfterSendWins() async throws {
         let results = Locked<[Result<Response<JSON>, TernError>]>([])
         for _ in 0..<20 {
-            let handle = client.send(Request<JSON>("json")) { result in results.withLock { $0.append(result) } }
+            // A slow answer: under load the test's thread can be held longer than a fast round trip.
+            let handle = client.send(Request<JSON>("stall", query: ["seconds": 2])) { result in results.withLock { $0.append(result) } }
             handle.cancel()
             handle.cancel()
         }

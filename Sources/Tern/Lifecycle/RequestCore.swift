@@ -307,8 +307,10 @@ final class RequestCore: Sendable {
             terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
             return
         }
-        expired.exchange?.cancel()
+        // The timeout first: a transport that cancels at once (libcurl) would otherwise report
+        // the cancelled exchange before it, as a cancellation.
         expired.call?.attemptTimedOut(expired.attempt, after: expired.seconds)
+        expired.exchange?.cancel()
     }
 
     /// Arms the deadline at `deadline` (with `change`) if the request is still running; whether it did.

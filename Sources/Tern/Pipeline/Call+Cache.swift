@@ -37,8 +37,11 @@ extension Call {
                 startNetworkAttempt(plan.conditional(urlRequest, on: entry))
             }
         case .cacheThenNetwork:
-            if let fresh { deliverHit(fresh) }
-            startNetworkAttempt(plan.conditional(urlRequest, on: entry))
+            let conditional = plan.conditional(urlRequest, on: entry)
+            guard let fresh else { return startNetworkAttempt(conditional) }
+            // The network attempt starts once the hit is delivered: a fast transport could
+            // otherwise deliver the final result first (and the hit, arriving late, would be dropped).
+            deliverHit(fresh) { [self] in startNetworkAttempt(conditional) }
         }
     }
 
@@ -47,15 +50,17 @@ extension Call {
     }
 
     /// Delivers a cache-then-network hit, decoded with the request's serializer, on the callback
-    /// queue: never inside `send`, never after the request finished or was cancelled.
-    private func deliverHit(_ raw: RawResponse) {
+    /// queue: never inside `send`, never after the request finished or was cancelled; then runs
+    /// `next` (at once when there is no hit to deliver).
+    private func deliverHit(_ raw: RawResponse, then next: @escaping @Sendable () -> Void) {
         guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: core.method)
-        else { return }
+        else { return next() }
         let response = makeResponse(raw, value: value, route: nil)
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         run { [self] in
             if core.phase != .finished, core.isListenedTo { cacheHit(handle ?? core.handle, response) }
+            next()
         }
     }
 }

@@ -5,60 +5,79 @@ import Foundation
 /// custom serializer, a monitor): on Linux building one sanitises every header and costs
 /// 10–15 µs, and most responses never need it. Tern's own path reads the status and headers here.
 /// Thread safety: immutable apart from the `HTTPURLResponse` built once under a lock; safe to share.
-// Sendable: `built` is only read or written while `lock` is held.
+// Sendable: `built` is only read or written while the lock of `Storage.parts` is held; a head
+// that wraps a Foundation response never touches it.
 public final class ResponseHead: @unchecked Sendable {
     /// The URL the response came from.
     public let url: URL?
     /// The HTTP status code.
     public let statusCode: Int
-    /// The fields as read; nil when the head wraps a Foundation response, which has them.
-    private let fields: [String: String]?
-    private let lock = NSLock()
+    private let storage: Storage
     private var built: HTTPURLResponse?
+
+    /// Where the fields are.
+    private enum Storage {
+        /// In Foundation's response, which this head wraps.
+        case foundation(HTTPURLResponse)
+        /// As read; `lock` guards `built`.
+        case parts([String: String], lock: NSLock)
+    }
 
     /// A head from its parts; `HTTPURLResponse` comes later, if asked for.
     public init(url: URL?, statusCode: Int, headerFields: [String: String]) {
         self.url = url
         self.statusCode = statusCode
-        fields = headerFields
+        storage = .parts(headerFields, lock: NSLock())
     }
 
     /// The head of a response Foundation already built (its fields are read from it when asked).
     public init(_ response: HTTPURLResponse) {
         url = response.url
         statusCode = response.statusCode
-        fields = nil
-        built = response
+        storage = .foundation(response)
     }
 
     /// The header fields; a repeated field's values are joined with ", ".
     public var headerFields: [String: String] {
-        if let fields { return fields }
-        var converted: [String: String] = [:]
-        for case (let name as String, let value as String) in httpResponse.allHeaderFields { converted[name] = value }
-        return converted
+        switch storage {
+        case .parts(let fields, _):
+            return fields
+        case .foundation(let response):
+            var fields: [String: String] = [:]
+            for case (let name as String, let value as String) in response.allHeaderFields { fields[name] = value }
+            return fields
+        }
     }
 
     /// The response as Foundation's value, built on first use.
     public var httpResponse: HTTPURLResponse {
-        lock.lock()
-        defer { lock.unlock() }
-        if let built { return built }
-        // Foundation's initializer is failable in name only (it builds from any status and fields).
-        let url = url ?? URL(string: "about:blank")!
-        guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
-                ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil) else {
-            preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
+        switch storage {
+        case .foundation(let response):
+            return response
+        case .parts(let fields, let lock):
+            lock.lock()
+            defer { lock.unlock() }
+            if let built { return built }
+            // Foundation's initializer is failable in name only (it builds from any status and fields).
+            let url = url ?? URL(string: "about:blank")!
+            guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+                    ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil) else {
+                preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
+            }
+            built = response
+            return response
         }
-        built = response
-        return response
     }
 
     /// A header's value, its name compared case-insensitively (ASCII).
     public func value(forHTTPHeaderField name: String) -> String? {
-        guard let fields else { return httpResponse.value(forHTTPHeaderField: name) }
-        if let exact = fields[name] { return exact }
-        return fields.first { Self.sameName($0.key, name) }?.value
+        switch storage {
+        case .foundation(let response):
+            return response.value(forHTTPHeaderField: name)
+        case .parts(let fields, _):
+            if let exact = fields[name] { return exact }
+            return fields.first { Self.sameName($0.key, name) }?.value
+        }
     }
 
     /// `Content-Length` as announced; -1 when there is none (as `URLResponse.expectedContentLength`).
