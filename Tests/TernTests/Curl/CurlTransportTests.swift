@@ -123,10 +123,14 @@ import Testing
         #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")) == TestPattern.bytes(1_000_000))
     }
 
+    /// URLSession on Linux never completes this request (not even at its timeout); libcurl hands
+    /// the 401 back as soon as it arrives. The bound is loose: the one-process fixture server can
+    /// answer seconds late while the suite's large transfers run beside it.
     @Test func a401WithoutCredentialsComesBackAtOnce() async throws {
-        let client = try Self.client(try TestServers.fixture())
+        let client = try Self.client(try TestServers.fixture()) { $0.timeout = 30 }
         let (result, seconds) = await client.timedResult(Request<JSON>("basic-401"))
-        #expect(result.failure?.statusCode == 401 && seconds < 1)
+        #expect(result.failure?.statusCode == 401)
+        #expect(seconds < 10, "\(seconds) s")
     }
 
     /// Sub-second deadlines fire within 50 ms of their value (the best of three tries: the suite
@@ -138,7 +142,7 @@ import Testing
         for _ in 0..<3 {
             let (result, took) = await client.timedResult(Request<JSON>("stall", query: ["seconds": 5], timeout: seconds))
             #expect(result.failure == .timedOut(after: seconds))
-            #expect(took >= seconds && took < seconds + 0.5, "\(took) s for a \(seconds) s deadline")
+            #expect(took >= seconds && took < seconds + 3, "\(took) s for a \(seconds) s deadline (the 5 s stall not waited out)")
             late.append(took - seconds)
         }
         #expect(late.min()! < 0.05, "late by \(late) s")
