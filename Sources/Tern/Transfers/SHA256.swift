@@ -40,12 +40,19 @@ struct SHA256: Sendable {
 
     /// The digest's 32 bytes; the value itself is left as it was.
     func digest() -> Data {
-        let hex = Array(hexDigest().utf8)
-        return Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0 ..< $0 + 2], as: UTF8.self), radix: 16)! })
+        Data(finalWords().flatMap { word in (0..<4).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } })
     }
 
     /// The digest as 64 lowercase hexadecimal digits; the value itself is left as it was.
     func hexDigest() -> String {
+        finalWords().map { word in
+            let hex = String(word, radix: 16)
+            return String(repeating: "0", count: 8 - hex.count) + hex
+        }.joined()
+    }
+
+    /// The eight words of the digest: the message so far, padded and finished on a copy.
+    private func finalWords() -> [UInt32] {
         var copy = self
         let bits = copy.length &* 8
         var tail: [UInt8] = [0x80]
@@ -55,10 +62,7 @@ struct SHA256: Sendable {
         copy.length = 0
         tail.withUnsafeBytes { copy.update($0) }
         let s = copy.state
-        return [s.0, s.1, s.2, s.3, s.4, s.5, s.6, s.7].map { word in
-            let hex = String(word, radix: 16)
-            return String(repeating: "0", count: 8 - hex.count) + hex
-        }.joined()
+        return [s.0, s.1, s.2, s.3, s.4, s.5, s.6, s.7]
     }
 
     private static let k: [UInt32] = [
