@@ -10,8 +10,8 @@ import FoundationNetworking
 /// completion-handler data task on URLSession's. No async task to resume between requests.
 enum Chained {
     /// Counts down the requests of one run and checks each response.
+    // Sendable: each request's completion starts the next, so one thread at a time touches it.
     private final class Chain: @unchecked Sendable {
-        // Sendable: each request's completion starts the next, so one thread at a time touches it.
         var remaining: Int
         var failures = 0
         let done: CheckedContinuation<Void, Never>

@@ -31,7 +31,7 @@ struct CachedResponse: Sendable {
 
     /// A header, looked up case-insensitively.
     func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.headerValue(named: name)
     }
 
     /// Whether the entry is still fresh for `maxAge` seconds (0: forever).

@@ -182,7 +182,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
 
     /// A response header looked up case-insensitively, for `.unacceptableStatus` (e.g. `Retry-After`).
     public func responseHeader(_ name: String) -> String? {
-        responseHeaders?.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        responseHeaders?.headerValue(named: name)
     }
 
     /// The response body the failure carries, if any (status, content-type and decoding errors).

@@ -167,9 +167,8 @@ final class RequestCore: Sendable {
     /// Marks the end of `send`; callbacks may run inline from now on.
     func markSent() { state.withLock { $0.insideSend = false } }
 
-    /// Numbers the attempt after attempt `previous` (0 before the first), which sends `request`
-    /// (after following `redirect`, if given); nil when the request is no longer running or has
-    /// already moved past `previous`.
+    /// Numbers the attempt after `previous` (0 before the first), which sends `request` after
+    /// `redirect` (its exchange took `took` s), if any; nil once not running or past `previous`.
     func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Int? {
         let next = state.withLock { state -> (Int, DispatchTime?)? in
             guard state.stage == .running, state.attempt == previous else { return nil }
@@ -307,8 +306,7 @@ final class RequestCore: Sendable {
             terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
             return
         }
-        // The timeout first: a transport that cancels at once (libcurl) would otherwise report
-        // the cancelled exchange before it, as a cancellation.
+        // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
         expired.call?.attemptTimedOut(expired.attempt, after: expired.seconds)
         expired.exchange?.cancel()
     }

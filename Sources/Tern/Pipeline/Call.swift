@@ -162,9 +162,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     // MARK: 4. Start attempt n
 
-    /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest` (reached by
-    /// following `redirect`, whose exchange took `took` seconds), unless the request ended or
-    /// moved on meanwhile. Adapters run first, except for a followed redirect.
+    /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest`, reached by
+    /// `redirect` (whose exchange took `took` s) or not; adapters run first, except after a redirect.
     func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: (Redirect, took: TimeInterval)? = nil) {
         guard let number = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
         if redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty {

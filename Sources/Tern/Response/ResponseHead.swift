@@ -75,8 +75,7 @@ public final class ResponseHead: @unchecked Sendable {
         case .foundation(let response):
             return response.value(forHTTPHeaderField: name)
         case .parts(let fields, _):
-            if let exact = fields[name] { return exact }
-            return fields.first { Self.sameName($0.key, name) }?.value
+            return fields.headerValue(named: name)
         }
     }
 
@@ -100,5 +99,14 @@ public final class ResponseHead: @unchecked Sendable {
     static func sameName(_ a: String, _ b: String) -> Bool {
         func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
         return a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
+    }
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// The value of the header field `name` in these fields, the name compared ignoring ASCII case
+    /// (header names are ASCII tokens); an exact match is looked up first.
+    func headerValue(named name: String) -> String? {
+        if let exact = self[name] { return exact }
+        return first { ResponseHead.sameName($0.key, name) }?.value
     }
 }

@@ -114,24 +114,26 @@ import Testing
             .filter { $0.hasPrefix("tern-multipart-") })
     }
 
-    /// `big.bin` in `folder`: 100 MB of the pattern, written in 1 MB pieces (the test itself must
-    /// not hold 100 MB).
-    static func hundredMegabyteFile(in folder: URL) throws -> URL {
+    /// The size of the large file.
+    static let size = 100 * 1024 * 1024
+
+    /// A scratch folder `name` holding `big.bin` (`size` bytes of the pattern, written in 1 MB
+    /// pieces: the test itself must not hold 100 MB) and `small.txt` (1,000 bytes).
+    static func files(_ name: String) throws -> (folder: URL, big: URL, small: URL) {
+        let folder = try Transfers.scratch(name)
         let big = folder.appendingPathComponent("big.bin")
         #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
         let handle = try FileHandle(forWritingTo: big)
         let piece = TestPattern.bytes(1 << 20)
-        for _ in 0..<100 { try handle.write(contentsOf: piece) }
+        for _ in 0..<(size >> 20) { try handle.write(contentsOf: piece) }
         try handle.close()
-        return big
+        return (folder, big, try UploadTests.patternFile(folder, "small.txt", count: 1000))
     }
 
     @Test func aHundredMegabyteFileGoesFromDiskWithFlatMemoryAndTheRightSizes() async throws {
-        let folder = try Transfers.scratch("upload-large")
+        let (folder, big, small) = try Self.files("upload-large")
         defer { Transfers.clean(folder) }
-        let size = 100 * 1024 * 1024
-        let big = try Self.hundredMegabyteFile(in: folder)
-        let small = try UploadTests.patternFile(folder, "small.txt", count: 1000)
+        let size = Self.size
         let url = try TestServers.fixture() + "/upload-sizes"
         // In a process of its own (`tern-transfer`), so other tests' memory does not count.
         let baseline = Transfers.peak(try await Transfers.runTool(["upload", url, small.path, "名称=雷达"]))
@@ -158,11 +160,9 @@ import Testing
     /// base64 data URL (about 133 MB), which the test streams (`onChunk`) and measures instead of
     /// holding, keeping the rest of the JSON.
     @Test func httpbinParsesAHundredMegabyteFormStreamedFromDisk() async throws {
-        let folder = try Transfers.scratch("upload-httpbin-large")
+        let (folder, big, small) = try Self.files("upload-httpbin-large")
         defer { Transfers.clean(folder) }
-        let size = 100 * 1024 * 1024
-        let big = try Self.hundredMegabyteFile(in: folder)
-        let small = try UploadTests.patternFile(folder, "small.txt", count: 1000)
+        let size = Self.size
         var request = Request<Data>("post", method: .post, body: .multipart { form in
             form.append("雷达图", name: "名称")
             form.append(fileAt: small, name: "small", mimeType: "text/plain")

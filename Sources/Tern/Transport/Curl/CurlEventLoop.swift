@@ -87,12 +87,16 @@ final class CurlEventLoop {
     /// Starts `exchange` now if its origin has room, else queues it behind the others.
     private func admit(_ exchange: CurlExchange) {
         let origin = exchange.origin
-        let limit = multiplexed.contains(origin) ? connectionsPerHost * Self.streamsPerConnection : connectionsPerHost
-        if active[origin, default: 0] < limit, waiting[origin] == nil {
+        if active[origin, default: 0] < limit(origin), waiting[origin] == nil {
             start(exchange)
         } else {
             waiting[origin, default: ([], 0)].queue.append(exchange)
         }
+    }
+
+    /// How many transfers of `origin` libcurl may have at once.
+    private func limit(_ origin: String) -> Int {
+        multiplexed.contains(origin) ? connectionsPerHost * Self.streamsPerConnection : connectionsPerHost
     }
 
     /// Hands `exchange` to libcurl, or finishes it with the reason it cannot start.
@@ -126,8 +130,7 @@ final class CurlEventLoop {
 
     /// Starts waiting exchanges of `origin` while it has room, oldest first.
     private func startWaiting(_ origin: String) {
-        let limit = multiplexed.contains(origin) ? connectionsPerHost * Self.streamsPerConnection : connectionsPerHost
-        while active[origin, default: 0] < limit, var line = waiting.removeValue(forKey: origin) {
+        while active[origin, default: 0] < limit(origin), var line = waiting.removeValue(forKey: origin) {
             let next = line.queue[line.head]
             line.head += 1
             if line.head < line.queue.count {
