@@ -26,6 +26,8 @@ struct Options {
     var curlOnly = false
     /// Only this many sequential GETs by Tern on libcurl, for a profiler.
     var profileCurl: Int?
+    /// Only this many chained GETs by Tern on libcurl (completions on the loop thread), for a profiler.
+    var profileChained: Int?
     var downloadFileChild: String?
     var count: Int?
 
@@ -49,6 +51,7 @@ struct Options {
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
             case "--profile-curl": profileCurl = Int(iterator.next() ?? "") ?? 20_000
+            case "--profile-chained": profileChained = Int(iterator.next() ?? "") ?? 20_000
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -200,6 +203,12 @@ func runChild(_ arguments: [String]) throws -> String {
 
 if let count = options.profileCurl, let curl = Drivers.curl() {
     let result = await workloads.sequential(curl.tern, count: count)
+    print(result.metrics)
+    exit(0)
+}
+
+if let count = options.profileChained, let client = Chained.curlClient() {
+    let result = await Chained.tern(client, url: options.baseURL + "/tiny.json", count: count)
     print(result.metrics)
     exit(0)
 }

@@ -55,7 +55,8 @@ enum RequestBuilder {
             url = try rewriteURL(url, with: hooks.urlRewriters)
         }
         var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.rawValue
+        // GET is URLRequest's default; Foundation's setter normalises the name (a microsecond or two).
+        if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
         urlRequest.timeoutInterval = request.timeout ?? settings.timeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         let common = settings.headers

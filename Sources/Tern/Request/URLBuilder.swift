@@ -151,6 +151,9 @@ func appendPercentEscape(_ byte: UInt8, to result: inout [UInt8]) {
 extension String {
     /// The string without leading and trailing whitespace; free when there is none.
     func trimmingOuterWhitespace() -> String {
+        // Visible ASCII at both ends (nearly every URL) settles it without looking at characters.
+        func visibleASCII(_ byte: UInt8?) -> Bool { byte.map { $0 > 0x20 && $0 < 0x7F } ?? true }
+        if visibleASCII(utf8.first), visibleASCII(utf8.last) { return self }
         guard first?.isWhitespace == true || last?.isWhitespace == true else { return self }
         return trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -193,6 +193,52 @@ import Testing
         #expect(run.errors == "Tern: libcurl cannot be used (cannot load none); using URLSession\n")
     }
 
+    /// A body nobody watches arrives as one chunk, whole (one buffer sized from Content-Length);
+    /// one somebody watches arrives chunk by chunk. Either way every byte is the server's.
+    @Test(arguments: [false, true])
+    func aBufferedBodyArrivesOnceAndAStreamedOneInChunks(streamed: Bool) async throws {
+        let transport = try #require(CurlTransport.make())
+        defer { transport.invalidate() }
+        let size = 3_000_000
+        let url = try #require(URL(string: try TestServers.fixture() + "/download?key=\(Fixture.uniqueKey("buffered"))&size=\(size)"))
+        let chunks = Locked<[Data]>([])
+        let ended = Locked<URLError??>(nil)
+        let done = DispatchSemaphore(value: 0)
+        _ = transport.start(TransportRequest(URLRequest(url: url), streamsBody: streamed)) { event in
+            switch event {
+            case .data(let chunk): chunks.withLock { $0.append(chunk) }
+            case .completed(let error):
+                ended.withLock { $0 = .some(error) }
+                done.signal()
+            default: break
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                done.wait()
+                continuation.resume()
+            }
+        }
+        #expect(ended.withLock { $0 } == .some(nil))
+        let received = chunks.withLock { $0 }
+        if streamed { #expect(received.count > 1) } else { #expect(received.count == 1) }
+        let body = received.reduce(into: Data()) { $0.append($1) }
+        #expect(body.count == size)
+        #expect(body.enumerated().allSatisfy { index, byte in Int(byte) == (index * 31 + 7) % 251 })
+    }
+
+    @Test func originsAndContentLengthsAreReadAsBytes() {
+        #expect(CurlExchange.origin(of: "HTTP://Example.com:8080/a?b=1") == "http://example.com:8080")
+        #expect(CurlExchange.origin(of: "https://h?x") == "https://h")
+        #expect(CurlExchange.origin(of: "http://h") == "http://h")
+        #expect(ResponseHead.contentLength("10") == 10)
+        #expect(ResponseHead.contentLength(" \t2147483648 ") == 2_147_483_648)
+        #expect(ResponseHead.contentLength("9223372036854775807") == Int64.max)
+        for bad in ["", " ", "abc", "1e3", "-1", "+1", "1 2", "9223372036854775808"] {
+            #expect(ResponseHead.contentLength(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func invalidatingCancelsWhatRunsAndRefusesMore() async throws {
         let transport = try #require(CurlTransport.make())
         let client = Client(baseURL: try TestServers.fixture()) {

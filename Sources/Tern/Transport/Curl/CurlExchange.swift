@@ -37,11 +37,17 @@ final class CurlExchange: @unchecked Sendable {
     private var limit: Int?
     private var file: ResponseFileWriter?
     private var received = 0
+    /// The body so far, when it goes to memory and nobody watches it arrive: handed over once,
+    /// at the end, in one buffer sized from `Content-Length` (one copy instead of two, and no
+    /// event per chunk). Nil when each chunk is reported as it comes.
+    private var body: Data?
     private var failure: URLError?
     private var upload: Int32 = -1
     private var uploaded: Int64 = -1
     private(set) var isFinished = false
-    /// Where it goes (scheme, host, port): the loop queues exchanges per origin.
+    /// The URL as libcurl gets it.
+    private let url: String?
+    /// Where it goes (scheme and authority, as written): the loop queues exchanges per origin.
     let origin: String
     /// Whether it spoke HTTP/2 (its origin then multiplexes).
     private(set) var spokeHTTP2 = false
@@ -54,12 +60,25 @@ final class CurlExchange: @unchecked Sendable {
         self.request = request
         self.settings = settings
         self.events = events
-        let url = request.urlRequest.url
-        origin = "\(url?.scheme ?? "")://\(url?.host ?? ""):\(url?.port ?? -1)"
+        url = request.urlRequest.url?.absoluteString
+        origin = url.map(Self.origin) ?? ""
         switch request.destination {
-        case .memory(let bytes): limit = bytes
-        case .file(let url, let offset): file = ResponseFileWriter(url: url, offset: offset)
+        case .memory(let bytes):
+            limit = bytes
+            if !request.streamsBody { body = Data() }
+        case .file(let url, let offset):
+            file = ResponseFileWriter(url: url, offset: offset)
         }
+    }
+
+    /// `scheme://authority` of an absolute URL string (Foundation's `URL` accessors parse and
+    /// decode on every call).
+    static func origin(of url: String) -> String {
+        let utf8 = url.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return url }
+        let authority = utf8.index(colon, offsetBy: 3, limitedBy: utf8.endIndex) ?? utf8.endIndex
+        let end = utf8[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        return String(url[..<(end ?? utf8.endIndex)]).lowercased()
     }
 
     deinit {
@@ -71,7 +90,7 @@ final class CurlExchange: @unchecked Sendable {
     func attach(_ easy: LibCurl.Handle, curl: LibCurl) -> URLError? {
         self.easy = easy
         let urlRequest = request.urlRequest
-        guard let url = urlRequest.url?.absoluteString else { return URLError(.badURL) }
+        guard let url else { return URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         curl.set(easy, .url, url)
         curl.set(easy, .noSignal, 1)
@@ -79,9 +98,9 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .followLocation, 0)
         curl.set(easy, .pipeWait, 1)
         curl.set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
-        curl.set(easy, .writeFunction, unsafeBitCast(curlWrite, to: UnsafeRawPointer.self))
+        curl.set(easy, .writeFunction, unsafeBitCast(CurlCallbacks.write, to: UnsafeRawPointer.self))
         curl.set(easy, .writeData, UnsafeRawPointer(context))
-        curl.set(easy, .headerFunction, unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))
+        curl.set(easy, .headerFunction, unsafeBitCast(CurlCallbacks.header, to: UnsafeRawPointer.self))
         curl.set(easy, .headerData, UnsafeRawPointer(context))
         // No libcurl timeout: Tern enforces every deadline itself and cancels the exchange (a
         // streamed response counts from its last chunk, which libcurl's total timeout cannot).
@@ -131,16 +150,16 @@ final class CurlExchange: @unchecked Sendable {
             fstat(upload, &info)
             curl.set(easy, .upload, 1)
             curl.set(easy, .inFileSizeLarge, offset: Int64(info.st_size))
-            curl.set(easy, .readFunction, unsafeBitCast(curlRead, to: UnsafeRawPointer.self))
+            curl.set(easy, .readFunction, unsafeBitCast(CurlCallbacks.read, to: UnsafeRawPointer.self))
             curl.set(easy, .readData, UnsafeRawPointer(context))
             // Rewound when libcurl sends the body again (answering an authentication challenge).
-            curl.set(easy, .seekFunction, unsafeBitCast(curlSeek, to: UnsafeRawPointer.self))
+            curl.set(easy, .seekFunction, unsafeBitCast(CurlCallbacks.seek, to: UnsafeRawPointer.self))
             curl.set(easy, .seekData, UnsafeRawPointer(context))
             curl.set(easy, .customRequest, method)
         }
         if case .none = request.body {} else {
             curl.set(easy, .noProgress, 0)
-            curl.set(easy, .xferInfoFunction, unsafeBitCast(curlProgress, to: UnsafeRawPointer.self))
+            curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
         // Cookies as URLSession handles them: from and into the client's storage.
@@ -187,7 +206,7 @@ final class CurlExchange: @unchecked Sendable {
     /// A header line, status lines included; the blank line ends a head. Parsed as bytes:
     /// Foundation's string trimming and case-insensitive comparison took a third of the CPU of a
     /// small request here.
-    fileprivate func header(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+    func header(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         var end = line.count
         while end > 0, Self.isSpace(line[end - 1]) { end -= 1 }
         if end >= 5, line[0] == 0x48, line[1] == 0x54, line[2] == 0x54, line[3] == 0x50, line[4] == 0x2F {  // "HTTP/"
@@ -232,6 +251,12 @@ final class CurlExchange: @unchecked Sendable {
         let response = ResponseHead(url: url, statusCode: status, headerFields: fields)
         head = response
         received = 0
+        if body != nil {
+            // A new head replaces the body of the one before (an answered challenge).
+            body = Data()
+            let announced = response.expectedContentLength
+            if announced > 0 { body?.reserveCapacity(Int(min(announced, Self.largestReservation))) }
+        }
         if setsCookies, request.urlRequest.httpShouldHandleCookies {
             settings.cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
         }
@@ -247,6 +272,10 @@ final class CurlExchange: @unchecked Sendable {
         return true
     }
 
+    /// The most a buffered body reserves from its `Content-Length` before the bytes arrive (a
+    /// server may announce more than it sends; beyond this the buffer grows as they come).
+    static let largestReservation: Int64 = 64 << 20
+
     private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
 
     /// The three digits after the first space of a status line; 0 when there are none.
@@ -261,11 +290,15 @@ final class CurlExchange: @unchecked Sendable {
     }
 
     /// A piece of the (decoded) body.
-    fileprivate func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         received += bytes.count
         if let limit, received > limit {
             failure = URLError(.dataLengthExceedsMaximum)
             return false
+        }
+        if body != nil {
+            body?.append(bytes)
+            return true
         }
         let chunk = Data(bytes)
         if let file, let error = file.write(chunk) {
@@ -277,7 +310,7 @@ final class CurlExchange: @unchecked Sendable {
     }
 
     /// Fills `buffer` from the body file; the byte count, 0 at the end, or the abort code.
-    fileprivate func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         #if canImport(Glibc)
         let count = Glibc.read(upload, buffer.baseAddress, buffer.count)
         #else
@@ -291,12 +324,12 @@ final class CurlExchange: @unchecked Sendable {
     }
 
     /// Moves the body file to `offset` (`whence` as for lseek); whether it worked.
-    fileprivate func seek(to offset: Int64, whence: Int32) -> Bool {
+    func seek(to offset: Int64, whence: Int32) -> Bool {
         lseek(upload, off_t(offset), whence) >= 0
     }
 
     /// Upload progress.
-    fileprivate func progress(sent: Int64, total: Int64) {
+    func progress(sent: Int64, total: Int64) {
         guard sent != uploaded else { return }
         uploaded = sent
         events(.sentBytes(sent, expected: total > 0 ? total : nil))
@@ -316,6 +349,8 @@ final class CurlExchange: @unchecked Sendable {
         }
         guard code == 0 else { return events(.completed(curl.urlError(code, detail: errorText))) }
         guard head != nil else { return events(.completed(URLError(.badServerResponse))) }
+        if let body, !body.isEmpty { events(.data(body)) }
+        body = nil
         if let easy { events(.metrics(metrics(easy, curl: curl))) }
         events(.completed(closeError))
     }
@@ -352,37 +387,5 @@ final class CurlExchange: @unchecked Sendable {
         if upload >= 0 { close(upload) }
         upload = -1
     }
-}
-
-// libcurl's callbacks: plain C functions that find their exchange through the user-data pointer.
-private let curlWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
-    guard let context else { return 0 }
-    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
-    return exchange.write(bytes) ? size * count : 0
-}
-
-private let curlHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
-    guard let context else { return 0 }
-    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
-    return exchange.header(bytes) ? size * count : 0
-}
-
-private let curlRead: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { buffer, size, count, context in
-    guard let context, let buffer else { return LibCurl.readAbort }
-    let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
-    return exchange.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
-}
-
-private let curlSeek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int32 = { context, offset, whence in
-    guard let context else { return 1 }
-    return Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().seek(to: offset, whence: whence) ? 0 : 1
-}
-
-private let curlProgress: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = { context, _, _, total, sent in
-    guard let context else { return 0 }
-    Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue().progress(sent: sent, total: total)
-    return 0
 }
 #endif
