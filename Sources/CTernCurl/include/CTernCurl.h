@@ -16,4 +16,15 @@ int tern_curl_setopt_offset(void *function, void *handle, int option, int64_t va
 /// curl_easy_getinfo, writing through `out` (a `long *`, `char **` or `curl_off_t *` by `info`'s type).
 int tern_curl_getinfo(void *function, void *handle, int info, void *out);
 
+/// A wake-up signal for an event loop that polls it beside libcurl's sockets: a non-blocking
+/// eventfd (one 8-byte write to signal, one read to clear), cheaper than the socket pair behind
+/// curl_multi_wakeup. -1 where there is none.
+int tern_wakeup_open(void);
+/// Signals it: the loop's next (or current) poll returns.
+void tern_wakeup_signal(int fd);
+/// Clears it after a poll saw it.
+void tern_wakeup_clear(int fd);
+/// Closes it.
+void tern_wakeup_close(int fd);
+
 #endif

@@ -1,4 +1,5 @@
 #if canImport(Glibc) || canImport(Musl)
+import CTernCurl
 import Foundation
 
 /// The loop thread of a `CurlTransport`: owns the multi handle, every easy handle and every
@@ -6,8 +7,7 @@ import Foundation
 ///
 /// Each turn it takes the inbox (submissions, cancels, stop) under one lock, starts what it may,
 /// runs `curl_multi_perform`, finishes what libcurl reports done, and sleeps in
-/// `curl_multi_poll` when the inbox is empty (a submitter then wakes it with
-/// `curl_multi_wakeup`).
+/// `curl_multi_poll` when the inbox is empty (a submitter then wakes it through `CurlWakeup`).
 ///
 /// **A FIFO queue per origin.** libcurl's own queue of transfers waiting for a connection is not
 /// first-in first-out (a newly added transfer can take a freed connection before older ones), so
@@ -18,6 +18,10 @@ import Foundation
 final class CurlEventLoop {
     private let curl: LibCurl
     private let multi: LibCurl.Handle
+    private let wakeup: CurlWakeup
+    /// The wakeup's eventfd as a `struct curl_waitfd` (fd, events, revents: 4 + 2 + 2 bytes), an
+    /// extra descriptor for `curl_multi_poll`; nil without one.
+    private let waitDescriptor: UnsafeMutableRawPointer?
     private let inbox: Locked<CurlTransport.Inbox>
     private let connectionsPerHost: Int
 
@@ -39,9 +43,19 @@ final class CurlEventLoop {
     /// Reset easy handles for the next exchanges.
     private var pool: [LibCurl.Handle] = []
 
-    init(curl: LibCurl, multi: LibCurl.Handle, inbox: Locked<CurlTransport.Inbox>, connectionsPerHost: Int) {
+    init(curl: LibCurl, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, connectionsPerHost: Int) {
         self.curl = curl
-        self.multi = multi
+        multi = wakeup.multi
+        self.wakeup = wakeup
+        if wakeup.descriptor >= 0 {
+            let waitFD = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 4)
+            waitFD.storeBytes(of: wakeup.descriptor, toByteOffset: 0, as: Int32.self)
+            waitFD.storeBytes(of: Int16(POLLIN), toByteOffset: 4, as: Int16.self)
+            waitFD.storeBytes(of: 0, toByteOffset: 6, as: Int16.self)
+            waitDescriptor = waitFD
+        } else {
+            waitDescriptor = nil
+        }
         self.inbox = inbox
         self.connectionsPerHost = connectionsPerHost
     }
@@ -78,10 +92,21 @@ final class CurlEventLoop {
                 inbox.sleeping = true
                 return true
             }
-            if idle {
-                _ = curl.multiPoll(multi, nil, 0, running.isEmpty ? 1000 : Self.activePollMilliseconds, nil)
-            }
+            if idle { sleep() }
         }
+    }
+
+    /// Waits in `curl_multi_poll` for libcurl's sockets or a wakeup, at most a second (while
+    /// transfers run, `activePollMilliseconds`).
+    private func sleep() {
+        let timeout = running.isEmpty ? 1000 : Self.activePollMilliseconds
+        guard let waitDescriptor else {
+            _ = curl.multiPoll(multi, nil, 0, timeout, nil)
+            return
+        }
+        waitDescriptor.storeBytes(of: 0, toByteOffset: 6, as: Int16.self)
+        _ = curl.multiPoll(multi, waitDescriptor, 1, timeout, nil)
+        if waitDescriptor.load(fromByteOffset: 6, as: Int16.self) != 0 { tern_wakeup_clear(wakeup.descriptor) }
     }
 
     /// Starts `exchange` now if its origin has room, else queues it behind the others.
@@ -170,7 +195,8 @@ final class CurlEventLoop {
         queued.forEach { $0.finish(code: 0, curl: curl, error: URLError(.cancelled)) }
         pool.forEach { curl.easyCleanup($0) }
         pool = []
-        _ = curl.multiCleanup(multi)
+        _ = curl.multiCleanup(multi)  // nothing calls curl_multi_wakeup once `stopping` is seen (CurlWakeup)
+        waitDescriptor?.deallocate()
     }
 
     private static func addFailure(_ code: Int32) -> URLError? {

@@ -4,6 +4,7 @@ import Glibc
 #else
 import Musl
 #endif
+import CTernCurl
 import Foundation
 
 /// A transport on the system libcurl (Linux), loaded at run time: easy and multi handles driven by
@@ -13,7 +14,7 @@ import Foundation
 /// explicitly (nil where libcurl cannot be used: no `libcurl.so.4`, or one older than 7.68.0;
 /// `CurlTransport.unavailableReason` says why). Every libcurl handle lives on the loop thread
 /// (`CurlEventLoop`); callers only put submissions, cancels and pauses in a locked inbox and wake
-/// the loop (`curl_multi_wakeup`) when it sleeps. Requests beyond the connection limit wait in a
+/// the loop (`CurlWakeup`) when it sleeps. Requests beyond the connection limit wait in a
 /// FIFO queue per origin. Each exchange completes exactly once: finished by libcurl, cancelled,
 /// or failed when the transport is invalidated. A slow stream reader pauses its exchange
 /// (`curl_easy_pause`).
@@ -40,8 +41,7 @@ public final class CurlTransport: Transport {
         var nextID: UInt64 = 1
     }
 
-    private let curl: LibCurl
-    private let multi: MultiHandle
+    private let wakeup: CurlWakeup
     private let inbox = Locked(Inbox())
 
     /// Why libcurl cannot be used here, or nil when it can.
@@ -67,15 +67,15 @@ public final class CurlTransport: Transport {
     private let settings: CurlSettings
 
     private init(curl: LibCurl, multi: LibCurl.Handle, settings: CurlSettings, connectionsPerHost: Int) {
-        self.curl = curl
-        self.multi = MultiHandle(pointer: multi)
+        let wakeup = CurlWakeup(curl: curl, multi: multi)
+        self.wakeup = wakeup
         self.settings = settings
         signal(SIGPIPE, SIG_IGN)
         curl.set(multi: multi, .maxConnects, 100)
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
         curl.set(multi: multi, .pipelining, 2)  // CURLPIPE_MULTIPLEX: HTTP/2 streams share a connection
-        let thread = Thread { [curl, inbox, multi = self.multi] in
-            CurlEventLoop(curl: curl, multi: multi.pointer, inbox: inbox, connectionsPerHost: max(1, connectionsPerHost)).run()
+        let thread = Thread { [curl, inbox] in
+            CurlEventLoop(curl: curl, wakeup: wakeup, inbox: inbox, connectionsPerHost: max(1, connectionsPerHost)).run()
         }
         thread.name = "Tern.CurlTransport"
         thread.start()
@@ -92,10 +92,10 @@ public final class CurlTransport: Transport {
             let exchange = CurlExchange(id: inbox.nextID, request: request, settings: settings, events: events)
             inbox.nextID += 1
             inbox.submissions.append(exchange)
-            return (exchange, inbox.sleeping)
+            return (exchange, wakeup.claim(&inbox))
         }
         guard let exchange else { return nil }
-        if wake { _ = curl.multiWakeup(multi.pointer) }
+        if wake { wakeup.signal() }
         return CurlTask(id: exchange.id, transport: self)
     }
 
@@ -107,9 +107,9 @@ public final class CurlTransport: Transport {
         let wake = inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
             inbox.pauses.append((id, paused))
-            return inbox.sleeping
+            return wakeup.claim(&inbox)
         }
-        if wake { _ = curl.multiWakeup(multi.pointer) }
+        if wake { wakeup.signal() }
     }
 
     /// Cancels exchange `id`: it completes with `URLError(.cancelled)` unless it already completed.
@@ -117,9 +117,9 @@ public final class CurlTransport: Transport {
         let wake = inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
             inbox.cancels.append(id)
-            return inbox.sleeping
+            return wakeup.claim(&inbox)
         }
-        if wake { _ = curl.multiWakeup(multi.pointer) }
+        if wake { wakeup.signal() }
     }
 
     /// Cancels everything in flight and refuses new work; the loop thread then ends.
@@ -128,18 +128,59 @@ public final class CurlTransport: Transport {
     }
 
     private func stop() {
-        let wasStopping = inbox.withLock { inbox -> Bool in
-            defer { inbox.stopping = true }
-            return inbox.stopping
+        let wake = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
+            inbox.sleeping = true  // however it is: the loop must see `stopping`
+            let wake = wakeup.claim(&inbox)
+            inbox.stopping = true
+            return wake
         }
-        if !wasStopping { _ = curl.multiWakeup(multi.pointer) }
+        if wake { wakeup.signal() }
     }
 }
 
-/// The multi handle, shared with other threads only for `curl_multi_wakeup` (documented thread-safe).
-// Sendable: every other use of the pointer happens on the loop thread.
-struct MultiHandle: @unchecked Sendable {
-    let pointer: LibCurl.Handle
+/// How other threads wake a `CurlTransport`'s loop from `curl_multi_poll`: an eventfd the loop
+/// polls beside libcurl's sockets, or `curl_multi_wakeup` where there is no eventfd.
+///
+/// The eventfd lives as long as this object, which the transport and the loop both hold, so a
+/// signal is sent after the inbox lock is released (a wakeup sent with it held sent the woken
+/// loop straight into the lock: 15% more context switches). `curl_multi_wakeup` is different:
+/// the loop frees the multi handle once it has seen `stopping`, so that fallback signals with
+/// the lock held, before the loop can see it.
+// Sendable: the multi handle crosses threads only for `curl_multi_wakeup` (documented
+// thread-safe); every other use of it, and the clearing of the eventfd, happen on the loop thread.
+final class CurlWakeup: @unchecked Sendable {
+    let curl: LibCurl
+    let multi: LibCurl.Handle
+    /// The eventfd, or -1.
+    let descriptor: Int32
+
+    init(curl: LibCurl, multi: LibCurl.Handle) {
+        self.curl = curl
+        self.multi = multi
+        descriptor = tern_wakeup_open()
+    }
+
+    deinit {
+        if descriptor >= 0 { tern_wakeup_close(descriptor) }
+    }
+
+    /// With the inbox locked: whether the caller should `signal()` once it has unlocked (the loop
+    /// sleeps, and nobody has woken it yet). Without an eventfd it wakes the loop itself, here.
+    func claim(_ inbox: inout CurlTransport.Inbox) -> Bool {
+        guard inbox.sleeping else { return false }
+        inbox.sleeping = false
+        guard descriptor >= 0 else {
+            _ = curl.multiWakeup(multi)
+            return false
+        }
+        return true
+    }
+
+    /// Wakes the loop (the eventfd's counter; the loop clears it).
+    func signal() {
+        tern_wakeup_signal(descriptor)
+    }
 }
 
 /// An exchange of a `CurlTransport`, to cancel it.
