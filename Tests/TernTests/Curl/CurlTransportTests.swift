@@ -239,18 +239,30 @@ import Testing
         }
     }
 
-    @Test func invalidatingCancelsWhatRunsAndRefusesMore() async throws {
-        let transport = try #require(CurlTransport.make())
+    /// Both ways of waking the loop (an eventfd; `curl_multi_wakeup` where there is none) carry
+    /// requests, cancels and the final stop.
+    @Test(arguments: [true, false])
+    func invalidatingCancelsWhatRunsAndRefusesMore(eventFD: Bool) async throws {
+        let transport = try #require(CurlTransport.make(configuration: ClientConfiguration(), eventFD: eventFD))
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
             $0.transport = transport
         }
         let ended = Counter()
+        for index in 0..<3 {
+            let response = try await client.send(Request<JSON>("json", query: ["n": index]))
+            #expect(response.statusCode == 200)
+        }
+        let cancelled = client.send(Request<JSON>("stall", query: ["seconds": 5])) { _ in ended.increment() }
+        try await Task.sleep(milliseconds: 100)
+        cancelled.cancel()
+        try await Task.sleep(milliseconds: 200)
+        #expect(ended.count == 1)
         for _ in 0..<5 { client.send(Request<JSON>("stall", query: ["seconds": 5])) { _ in ended.increment() } }
         try await Task.sleep(milliseconds: 100)
         client.invalidate()
         try await Task.sleep(milliseconds: 200)
-        #expect(ended.count == 5)
+        #expect(ended.count == 6)
         #expect(transport.start(TransportRequest(URLRequest(url: URL(string: "http://127.0.0.1:1/")!))) { _ in } == nil)
     }
 }

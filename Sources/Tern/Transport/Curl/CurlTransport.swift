@@ -58,16 +58,21 @@ public final class CurlTransport: Transport {
     ///   `Accept-Encoding`, `Accept-Language`), credential, cookie storage, TLS settings, proxy
     ///   and `maximumConnectionsPerHost` it uses.
     public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
+        make(configuration: configuration, eventFD: true)
+    }
+
+    /// `eventFD: false` wakes the loop through `curl_multi_wakeup`, as where no eventfd can be made.
+    static func make(configuration: ClientConfiguration, eventFD: Bool) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
-        return CurlTransport(curl: curl, multi: multi, settings: CurlSettings(configuration),
+        return CurlTransport(curl: curl, multi: multi, eventFD: eventFD, settings: CurlSettings(configuration),
                              connectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
     /// What every exchange of this transport is set up with.
     private let settings: CurlSettings
 
-    private init(curl: LibCurl, multi: LibCurl.Handle, settings: CurlSettings, connectionsPerHost: Int) {
-        let wakeup = CurlWakeup(curl: curl, multi: multi)
+    private init(curl: LibCurl, multi: LibCurl.Handle, eventFD: Bool, settings: CurlSettings, connectionsPerHost: Int) {
+        let wakeup = CurlWakeup(curl: curl, multi: multi, eventFD: eventFD)
         self.wakeup = wakeup
         self.settings = settings
         signal(SIGPIPE, SIG_IGN)
@@ -155,10 +160,10 @@ final class CurlWakeup: @unchecked Sendable {
     /// The eventfd, or -1.
     let descriptor: Int32
 
-    init(curl: LibCurl, multi: LibCurl.Handle) {
+    init(curl: LibCurl, multi: LibCurl.Handle, eventFD: Bool) {
         self.curl = curl
         self.multi = multi
-        descriptor = tern_wakeup_open()
+        descriptor = eventFD ? tern_wakeup_open() : -1
     }
 
     deinit {
