@@ -28,6 +28,8 @@ struct Options {
     var profileCurl: Int?
     /// Only this many chained GETs by Tern on libcurl (completions on the loop thread), for a profiler.
     var profileChained: Int?
+    /// Only this many sequential GETs by Tern on libcurl from a task on its loop's executor, for a profiler.
+    var profileExecutor: Int?
     var downloadFileChild: String?
     var count: Int?
 
@@ -52,6 +54,7 @@ struct Options {
             case "--curl-only": curlOnly = true
             case "--profile-curl": profileCurl = Int(iterator.next() ?? "") ?? 20_000
             case "--profile-chained": profileChained = Int(iterator.next() ?? "") ?? 20_000
+            case "--profile-executor": profileExecutor = Int(iterator.next() ?? "") ?? 20_000
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -213,6 +216,12 @@ if let count = options.profileChained, let client = Chained.curlClient() {
     exit(0)
 }
 
+if let count = options.profileExecutor, let curl = Drivers.curl(), let executor = curl.tern.taskExecutor {
+    let result = await withTaskExecutorPreference(executor) { await workloads.sequential(curl.tern, count: count) }
+    print(result.metrics)
+    exit(0)
+}
+
 let same = Drivers.sameConfiguration()
 if !options.curlOnly {
     log("== seq: \(options.count(2_000)) sequential GETs of a 2-byte body, same URLSessionConfiguration")
@@ -234,6 +243,13 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
     await interleave("seq-curl", curl) { await workloads.sequential($0, count: options.count(2_000)) }
     await interleave("64-curl", wide) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
     await interleave("download-10mb-curl", curl) { await workloads.downloads($0, count: options.count(20)) }
+    if let executor = curl.tern.taskExecutor {
+        log("== seq-curl-executor: \(options.count(2_000)) sequential GETs, Tern's from a task on its libcurl loop (withTaskExecutorPreference(client.taskExecutor))")
+        await interleave("seq-curl-executor", curl) { driver in
+            guard driver.name == "tern" else { return await workloads.sequential(driver, count: options.count(2_000)) }
+            return await withTaskExecutorPreference(executor) { await workloads.sequential(driver, count: options.count(2_000)) }
+        }
+    }
     log("== seq-curl-cli: µs per sequential GET, Tern on libcurl against the curl command-line tool (baseline column)")
     for round in 0..<options.rounds {
         let count = options.count(2_000)

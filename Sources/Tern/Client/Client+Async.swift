@@ -91,3 +91,13 @@ private final class HandleSlot: Sendable {
         handle?.cancel()
     }
 }
+
+#if canImport(Glibc) || canImport(Musl)
+extension Client {
+    /// The event-loop thread of the client's transport as a Swift task executor, where it has one
+    /// (the libcurl transport, Linux's default), else nil. Sequential request-heavy code under
+    /// `withTaskExecutorPreference(client.taskExecutor)` sends and resumes without thread hops;
+    /// see `CurlTransport.taskExecutor` for what that costs the transport's other transfers.
+    public var taskExecutor: (any TaskExecutor)? { (transport as? CurlTransport)?.taskExecutor }
+}
+#endif

@@ -23,6 +23,7 @@ final class CurlEventLoop {
     /// extra descriptor for `curl_multi_poll`; nil without one.
     private let waitDescriptor: UnsafeMutableRawPointer?
     private let inbox: Locked<CurlTransport.Inbox>
+    private let executor: CurlLoopExecutor
     private let connectionsPerHost: Int
 
     /// While transfers run, the loop wakes at least this often (a stall in libcurl 7.88's HTTP/2
@@ -43,7 +44,7 @@ final class CurlEventLoop {
     /// Reset easy handles for the next exchanges.
     private var pool: [LibCurl.Handle] = []
 
-    init(curl: LibCurl, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, connectionsPerHost: Int) {
+    init(curl: LibCurl, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, executor: CurlLoopExecutor, connectionsPerHost: Int) {
         self.curl = curl
         multi = wakeup.multi
         self.wakeup = wakeup
@@ -57,23 +58,31 @@ final class CurlEventLoop {
             waitDescriptor = nil
         }
         self.inbox = inbox
+        self.executor = executor
         self.connectionsPerHost = connectionsPerHost
     }
 
     func run() {
         var stillRunning: Int32 = 0
         while true {
-            let (submissions, cancels, pauses, stopping) = inbox.withLock { inbox in
-                defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.sleeping = false }
-                return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.stopping)
+            let (submissions, cancels, pauses, jobs, stopping) = inbox.withLock { inbox in
+                defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.jobs = []; inbox.sleeping = false }
+                return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.jobs, inbox.stopping)
             }
             submissions.forEach(admit)
-            if stopping { return stop() }
+            if stopping {
+                jobs.forEach(CurlLoopExecutor.runElsewhere)
+                return stop()
+            }
             cancels.forEach(cancel)
             for (id, paused) in pauses {
                 // Resuming hands over what libcurl held back, through the write callback, here.
                 if let easy = running[id]?.easy { _ = curl.easyPause(easy, paused ? LibCurl.pauseReceiving : LibCurl.pauseNothing) }
             }
+            // Tasks that prefer this thread (`CurlTransport.taskExecutor`); what they send is
+            // admitted next turn, without a wakeup.
+            let loopExecutor = executor.asUnownedTaskExecutor()
+            for job in jobs { job.runSynchronously(on: loopExecutor) }
             _ = curl.multiPerform(multi, &stillRunning)
             var queued: Int32 = 0
             while let message = curl.multiInfoRead(multi, &queued) {
@@ -88,7 +97,7 @@ final class CurlEventLoop {
                 end(exchange) { $0.finish(code: code, curl: curl) }
             }
             let idle = inbox.withLock { inbox -> Bool in
-                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, !inbox.stopping else { return false }
+                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.jobs.isEmpty, !inbox.stopping else { return false }
                 inbox.sleeping = true
                 return true
             }
