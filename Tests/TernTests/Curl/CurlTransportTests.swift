@@ -227,7 +227,16 @@ import Testing
         #expect(body.enumerated().allSatisfy { index, byte in Int(byte) == (index * 31 + 7) % 251 })
     }
 
-    @Test func originsAndContentLengthsAreReadAsBytes() {
+    @Test func originsHeadersAndContentLengthsAreReadAsBytes() {
+        // Repeated fields join under their first spelling, on both paths (pairwise up to 32 fields).
+        let few: [(name: String, value: String)] = [("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=2"), ("X", "1")]
+        let many = few + (0..<40).map { (name: "X-Filler-\($0)", value: "\($0)") } + [("SET-COOKIE", "c=3")]
+        let (fewFields, fewCookies) = CurlExchange.joined(few)
+        #expect(fewFields == ["Set-Cookie": "a=1, b=2", "Content-Type": "text/plain", "X": "1"] && fewCookies)
+        let (manyFields, manyCookies) = CurlExchange.joined(many)
+        #expect(manyFields["Set-Cookie"] == "a=1, b=2, c=3" && manyFields.count == 43 && manyCookies)
+        #expect(CurlExchange.joined([("Content-Type", "x")]).setsCookies == false)
+
         #expect(CurlExchange.origin(of: "HTTP://Example.com:8080/a?b=1") == "http://example.com:8080")
         #expect(CurlExchange.origin(of: "https://h?x") == "https://h")
         #expect(CurlExchange.origin(of: "http://h") == "http://h")

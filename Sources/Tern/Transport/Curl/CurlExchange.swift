@@ -30,7 +30,7 @@ final class CurlExchange: @unchecked Sendable {
         return buffer
     }()
     private var status = 0
-    private var headers: [(String, String)] = []
+    private var headers: [(name: String, value: String)] = []
     private var head: ResponseHead?
     /// Between a status line and the blank line that ends its head.
     private var readingHead = false
@@ -69,16 +69,6 @@ final class CurlExchange: @unchecked Sendable {
         case .file(let url, let offset):
             file = ResponseFileWriter(url: url, offset: offset)
         }
-    }
-
-    /// `scheme://authority` of an absolute URL string (Foundation's `URL` accessors parse and
-    /// decode on every call).
-    static func origin(of url: String) -> String {
-        let utf8 = url.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return url }
-        let authority = utf8.index(colon, offsetBy: 3, limitedBy: utf8.endIndex) ?? utf8.endIndex
-        let end = utf8[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-        return String(url[..<(end ?? utf8.endIndex)]).lowercased()
     }
 
     deinit {
@@ -211,7 +201,8 @@ final class CurlExchange: @unchecked Sendable {
         while end > 0, Self.isSpace(line[end - 1]) { end -= 1 }
         if end >= 5, line[0] == 0x48, line[1] == 0x54, line[2] == 0x54, line[3] == 0x50, line[4] == 0x2F {  // "HTTP/"
             status = Self.statusCode(UnsafeBufferPointer(rebasing: line[..<end]))
-            headers = []
+            headers.removeAll(keepingCapacity: true)
+            headers.reserveCapacity(16)
             readingHead = true
             return true
         }
@@ -228,21 +219,7 @@ final class CurlExchange: @unchecked Sendable {
         // The end of a head. An informational (1xx) one is followed by the real one.
         readingHead = false
         guard status >= 200 else { return true }
-        // Repeated fields are joined with ", ", under the name they first came with.
-        var fields: [String: String] = [:]
-        fields.reserveCapacity(headers.count)
-        var names: [String: String] = [:]
-        var setsCookies = false
-        for (name, value) in headers {
-            let lowercased = name.lowercased()
-            setsCookies = setsCookies || lowercased == "set-cookie"
-            if let first = names[lowercased] {
-                fields[first, default: ""] += ", " + value
-            } else {
-                names[lowercased] = name
-                fields[name] = value
-            }
-        }
+        let (fields, setsCookies) = Self.joined(headers)
         guard let url = request.urlRequest.url else {
             failure = URLError(.badServerResponse)
             return false
@@ -275,19 +252,6 @@ final class CurlExchange: @unchecked Sendable {
     /// The most a buffered body reserves from its `Content-Length` before the bytes arrive (a
     /// server may announce more than it sends; beyond this the buffer grows as they come).
     static let largestReservation: Int64 = 64 << 20
-
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
-
-    /// The three digits after the first space of a status line; 0 when there are none.
-    private static func statusCode(_ line: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let space = line.firstIndex(of: 0x20) else { return 0 }
-        var code = 0
-        for byte in line[(space + 1)...].prefix(3) {
-            guard (0x30...0x39).contains(byte) else { return 0 }
-            code = code * 10 + Int(byte - 0x30)
-        }
-        return code
-    }
 
     /// A piece of the (decoded) body.
     func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -371,7 +335,7 @@ final class CurlExchange: @unchecked Sendable {
         // non-zero name lookup).
         let lookup = seconds(.nameLookupTimeT)
         let connect = max(lookup, seconds(.connectTimeT))
-        let secure = request.urlRequest.url?.scheme?.lowercased() == "https" ? max(connect, seconds(.appConnectTimeT)) : nil
+        let secure = origin.hasPrefix("https:") ? max(connect, seconds(.appConnectTimeT)) : nil
         let firstByte = max(secure ?? connect, seconds(.startTransferTimeT))
         return Metrics(measuredBy: .transport, nameLookup: lookup, connect: connect,
                        secureConnect: secure, firstByte: firstByte, total: max(firstByte, seconds(.totalTimeT)),
