@@ -18,7 +18,8 @@ expected = {
 if sys.platform.startswith("linux"):
     # Tern on its libcurl transport (Linux): the same workloads.
     expected |= {("seq-curl", "req_per_s"), ("64-curl", "req_per_s"), ("download-10mb-curl", "mb_per_s"), ("rss-curl", "peak_rss_mb"),
-                 ("seq-chained-curl", "req_per_s"), ("seq-chained-curl", "cpu_us_per_req")}
+                 ("seq-chained-curl", "req_per_s"), ("seq-chained-curl", "cpu_us_per_req"),
+                 ("seq-curl-executor", "req_per_s"), ("seq-curl-executor", "cpu_us_per_req")}
     if shutil.which("curl"):
         expected |= {("seq-curl-cli", "us_per_req"), ("seq-curl-cli", "cpu_us_per_req")}
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]

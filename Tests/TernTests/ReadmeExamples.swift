@@ -353,6 +353,17 @@ func readmeTransports() -> [Client] {
     return [onLibcurl, onURLSession]
 }
 
+#if os(Linux)
+func readmeCrawl(_ api: Client, pages: [String]) async throws -> [JSON] {
+    guard let loop = api.taskExecutor else { return [] }  // nil unless the transport is libcurl
+    return try await withTaskExecutorPreference(loop) {
+        var results: [JSON] = []
+        for page in pages { results.append(try await api.send(Request<JSON>(page)).json) }  // no thread hop
+        return results
+    }
+}
+#endif
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
