@@ -25,9 +25,11 @@ free_port() {
 logs=.test-servers
 mkdir -p "$logs"
 pids=()
+h2_prefix=
 stop_servers() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [ -n "$h2_prefix" ]; then rm -rf "$h2_prefix"; fi
 }
 trap stop_servers EXIT INT TERM
 
@@ -74,8 +76,10 @@ if [ -z "$nginx_bin" ]; then
     apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q nginx-light >/dev/null; }
     nginx_bin=/usr/sbin/nginx
 fi
-h2_prefix="$PWD/$logs/nginx-h2"
-rm -rf "$h2_prefix" && mkdir -p "$h2_prefix/www" "$h2_prefix/client_body"
+# Its own temporary directory: nginx's workers run as an unprivileged user when started as root,
+# and a checkout under a private directory (mktemp's 0700, say) would give them 403s.
+h2_prefix=$(mktemp -d)
+mkdir -p "$h2_prefix/www" "$h2_prefix/client_body"
 printf '{"h2": true}' >"$h2_prefix/www/tiny.json"
 chmod -R a+rX "$h2_prefix" "$logs/tls"
 h2_port=$(free_port)
