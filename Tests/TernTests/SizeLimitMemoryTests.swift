@@ -27,7 +27,10 @@ import Testing
             let (outcome, peakMB) = try await run(path)
             #expect(outcome.contains("larger than the limit of \(Self.limit) bytes"), "\(path): \(outcome)")
             // The limit plus a chunk or two in flight, never the body: flat next to the 1 KB run.
-            #expect(peakMB - baseline.peakMB < 40, "\(path): peak \(peakMB) MB against \(baseline.peakMB) MB")
+            // ThreadSanitizer's allocator holds freed chunks back for a while (a CI pass measured
+            // +53 MB for the gzip bomb on URLSession): still far from the gigabyte a kept body is.
+            let bound: Double = LimitTests.isUnderThreadSanitizer ? 150 : 40
+            #expect(peakMB - baseline.peakMB < bound, "\(path): peak \(peakMB) MB against \(baseline.peakMB) MB")
             #expect(Date().timeIntervalSince(started) < 60)
             print("size limit, \(transport), \(path): peak RSS \(Int(peakMB)) MB (1 KB GET: \(Int(baseline.peakMB)) MB), "
                   + String(format: "%.2f s", Date().timeIntervalSince(started)))

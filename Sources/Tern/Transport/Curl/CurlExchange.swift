@@ -228,18 +228,18 @@ final class CurlExchange: @unchecked Sendable {
         let response = ResponseHead(url: url, statusCode: status, headerFields: fields)
         head = response
         received = 0
-        if body != nil {
-            // A new head replaces the body of the one before (an answered challenge).
-            body = Data()
-            let announced = response.expectedContentLength
-            if announced > 0 { body?.reserveCapacity(Int(min(announced, Self.largestReservation))) }
-        }
         if setsCookies, request.urlRequest.httpShouldHandleCookies {
             settings.cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
         }
-        if let limit, response.expectedContentLength > Int64(limit) {
+        let announced = response.expectedContentLength
+        if let limit, announced > Int64(limit) {
             failure = URLError(.dataLengthExceedsMaximum)
             return false
+        }
+        if body != nil {
+            // A new head replaces the body of the one before (an answered challenge).
+            body = Data()
+            if announced > 0 { body?.reserveCapacity(Int(min(announced, Self.largestReservation))) }
         }
         if let file, let error = file.begin(status: status) {
             failure = error
