@@ -260,6 +260,15 @@ extension Request {
         #expect(Transfers.contents(folder) == ["file.bin"])
     }
 
+    /// Whether the child's default transport is libcurl (Linux, where libcurl loads).
+    static var hasLibcurl: Bool {
+        #if os(Linux)
+        CurlTransport.unavailableReason == nil
+        #else
+        false
+        #endif
+    }
+
     /// Runs `tern-transfer download` for `size` pattern bytes and returns what it printed, in words.
     func download(key: String, size: Int, to destination: URL) async throws -> [[String]] {
         try await Transfers.runTool(["download", try TestServers.fixture() + "/download?key=\(key)&size=\(size)", destination.path, "--checksum"])
@@ -286,8 +295,12 @@ extension Request {
         #expect(lines.last == ["done", "\(size)", "0", stats.sha256 ?? "?"])
         #expect(Transfers.size(destination) == Int64(size))
         // Under ThreadSanitizer (the child is built with it too) shadow memory grows with every byte.
+        // URLSession on Linux cannot be paused: chunks wait in memory while the disk catches up
+        // (+50 to +106 MB measured in CI runs); libcurl writes from its callback (+0 MB).
+        let onURLSession = ProcessInfo.processInfo.environment["TERN_TRANSPORT"]?.lowercased() == "urlsession" || !Self.hasLibcurl
+        let bound = Int64(onURLSession ? size * 3 / 4 : size / 4)
         if !LimitTests.isUnderThreadSanitizer {
-            #expect(baseline > 0 && growth < Int64(size / 2), "peak RSS grew by \(growth / 1_048_576) MB")
+            #expect(baseline > 0 && growth < bound, "peak RSS grew by \(growth / 1_048_576) MB")
         }
         #expect(zip(progress, progress.dropFirst()).allSatisfy { $0 <= $1 })
         #expect(progress.last == Int64(size))
