@@ -68,12 +68,17 @@ import Testing
             Thread.sleep(forTimeInterval: 0.3)
             return String(decoding: data, as: UTF8.self)
         }
-        async let slowResult = client.send(Request<String>("json", serializer: slow))
-        async let otherResult: Response<JSON> = {
-            defer { otherDelivered.signal() }
-            return try await client.send(Request<JSON>("counted", query: ["key": Fixture.uniqueKey("other"), "seconds": 0.2]))
-        }()
-        _ = try await (slowResult, otherResult)
+        let slowResult = Task { try await client.send(Request<String>("json", serializer: slow)) }
+        // Signalled by the other request's own callback (`.immediate`: where it is delivered), not
+        // by an awaiting task, which may wait for a cooperative thread while the suite runs.
+        let otherResult = await withCheckedContinuation { continuation in
+            client.send(Request<JSON>("counted", query: ["key": Fixture.uniqueKey("other"), "seconds": 0.2])) { result in
+                otherDelivered.signal()
+                continuation.resume(returning: result)
+            }
+        }
+        _ = try await slowResult.value
+        _ = try otherResult.get()
         #expect(sawOther.withLock { $0 } == true, "the other response was held back by the slow serializer")
     }
 

@@ -114,7 +114,7 @@ import Testing
             sent.withLock { $0 = handle }
         }
         await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { transport.entered.wait(); entered.resume() }
+            Thread.detachNewThread { transport.entered.wait(); entered.resume() }
         }
         // The request is registered but its transport has not started: cancel it now.
         #expect(client.runningRequests.count == 1)

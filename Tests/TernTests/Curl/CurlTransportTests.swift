@@ -29,22 +29,20 @@ import Testing
         }
         let key = Fixture.uniqueKey("fifo")
         let results = Locked<[Int: Result<Response<JSON>, TernError>]>([:])
-        let done = DispatchSemaphore(value: 0)
-        var handles: [RequestHandle] = []
-        for index in 0..<30 {
-            handles.append(client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.005])) { result in
-                results.withLock { $0[index] = result }
-                done.signal()
-            })
-        }
-        handles[20].cancel()  // still waiting: one connection, twenty ahead of it
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                for _ in 0..<30 { done.wait() }
-                continuation.resume()
+        // Resumed by the last callback (no thread blocked waiting: the suite's other tests need them).
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<[Int: Result<Response<JSON>, TernError>], Never>) in
+            var handles: [RequestHandle] = []
+            for index in 0..<30 {
+                handles.append(client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.005])) { result in
+                    let all = results.withLock { results -> [Int: Result<Response<JSON>, TernError>]? in
+                        results[index] = result
+                        return results.count == 30 ? results : nil
+                    }
+                    if let all { continuation.resume(returning: all) }
+                })
             }
+            handles[20].cancel()  // still waiting: one connection, twenty ahead of it
         }
-        let outcome = results.withLock { $0 }
         #expect(outcome[20]?.failure?.isCancelled == true)
         var arrivals: [Int] = []
         for index in 0..<30 where index != 20 {
@@ -202,24 +200,16 @@ import Testing
         let size = 3_000_000
         let url = try #require(URL(string: try TestServers.fixture() + "/download?key=\(Fixture.uniqueKey("buffered"))&size=\(size)"))
         let chunks = Locked<[Data]>([])
-        let ended = Locked<URLError??>(nil)
-        let done = DispatchSemaphore(value: 0)
-        _ = transport.start(TransportRequest(URLRequest(url: url), streamsBody: streamed)) { event in
-            switch event {
-            case .data(let chunk): chunks.withLock { $0.append(chunk) }
-            case .completed(let error):
-                ended.withLock { $0 = .some(error) }
-                done.signal()
-            default: break
+        let error = await withCheckedContinuation { (continuation: CheckedContinuation<URLError?, Never>) in
+            _ = transport.start(TransportRequest(URLRequest(url: url), streamsBody: streamed)) { event in
+                switch event {
+                case .data(let chunk): chunks.withLock { $0.append(chunk) }
+                case .completed(let error): continuation.resume(returning: error)
+                default: break
+                }
             }
         }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                done.wait()
-                continuation.resume()
-            }
-        }
-        #expect(ended.withLock { $0 } == .some(nil))
+        #expect(error == nil)
         let received = chunks.withLock { $0 }
         if streamed { #expect(received.count > 1) } else { #expect(received.count == 1) }
         let body = received.reduce(into: Data()) { $0.append($1) }

@@ -98,8 +98,8 @@ enum Transfers {
         return run.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: false).map(String.init) }
     }
 
-    /// Runs `tern-transfer` with `arguments` and extra `environment` to its end, waiting off the
-    /// concurrency threads; one that runs past `seconds` is killed (its status then says so), so a
+    /// Runs `tern-transfer` with `arguments` and extra `environment` to its end, waiting on
+    /// threads of its own; one that runs past `seconds` is killed (its status then says so), so a
     /// stuck child fails the test instead of hanging the suite.
     static func runToolCapturing(_ arguments: [String], environment: [String: String] = [:], seconds: Double = 180)
         async throws -> (status: Int32, output: String, errors: String) {
@@ -116,12 +116,18 @@ enum Transfers {
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
+        // Threads of their own, not Dispatch's global queues: on Linux Swift's tasks run on those
+        // queues' few threads, and a child that runs for seconds would hold one of them blocked.
         return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 // Standard error is read on its own thread: a full pipe would block the child.
                 let warned = Locked(Data())
                 let reader = DispatchGroup()
-                DispatchQueue.global().async(group: reader) { warned.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
+                reader.enter()
+                Thread.detachNewThread {
+                    warned.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() }
+                    reader.leave()
+                }
                 let printed = output.fileHandleForReading.readDataToEndOfFile()
                 reader.wait()
                 process.waitUntilExit()
