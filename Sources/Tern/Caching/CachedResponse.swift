@@ -53,7 +53,7 @@ struct CachedResponse: Sendable {
         for (name, value) in response.allHeaderFields {
             guard let name = name as? String, let value = value as? String,
                   !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) else { continue }
-            merged = merged.filter { $0.key.caseInsensitiveCompare(name) != .orderedSame }
+            merged = merged.filter { !ResponseHead.sameName($0.key, name) }
             merged[name] = value
         }
         return CachedResponse(url: url, status: status, headers: merged, body: body, storedAt: Date(), keyText: keyText)
