@@ -2,6 +2,7 @@
 // through pointers Tern looked up at run time with dlsym: Swift cannot call a C variadic function
 // through a pointer, and calling one as if it were not variadic is undefined behaviour. No libcurl
 // header is needed: the project loads libcurl at run time (see Sources/Tern/Transport/Curl).
+// Also the eventfd that wakes the transport's loop (Swift's Glibc module does not declare eventfd).
 #ifndef TERN_CURL_SHIM_H
 #define TERN_CURL_SHIM_H
 
