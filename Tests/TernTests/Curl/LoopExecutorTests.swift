@@ -17,9 +17,6 @@ import Testing
         do { return .success(try await client.send(request)) } catch { return .failure(error) }
     }
 
-    /// The thread running the caller.
-    static func currentThread() -> pthread_t { pthread_self() }
-
     /// The client's loop thread: where an `.immediate` completion runs.
     static func loopThread(of client: Client) async -> pthread_t {
         await withCheckedContinuation { continuation in
@@ -27,6 +24,7 @@ import Testing
         }
     }
 
+    /// Whether the caller runs on `loop`.
     static func onLoop(_ loop: pthread_t) -> Bool { pthread_equal(pthread_self(), loop) != 0 }
 
     @Test func requestsFromATaskOnTheLoopResumeOnTheLoopThread() async throws {
