@@ -5,14 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-nginx_bin=$(command -v nginx || true)
-[ -z "$nginx_bin" ] && [ -x /usr/sbin/nginx ] && nginx_bin=/usr/sbin/nginx
-if [ -z "$nginx_bin" ]; then
-    echo "== installing nginx (apt-get)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q nginx-light >/dev/null; }
-    nginx_bin=/usr/sbin/nginx
-fi
+. scripts/find_nginx.sh
 
 prefix=$(mktemp -d)
 mkdir -p "$prefix/www" "$prefix/client_body"

@@ -68,14 +68,7 @@ python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.ar
 export TERN_HTTPBIN_URL="http://127.0.0.1:$httpbin_port"
 export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
 # nginx over TLS with HTTP/2 (the trustme certificate above), for the multiplexing test.
-nginx_bin=$(command -v nginx || true)
-[ -z "$nginx_bin" ] && [ -x /usr/sbin/nginx ] && nginx_bin=/usr/sbin/nginx
-if [ -z "$nginx_bin" ]; then
-    echo "== installing nginx (apt-get)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q nginx-light >/dev/null; }
-    nginx_bin=/usr/sbin/nginx
-fi
+. scripts/find_nginx.sh
 # Its own temporary directory: nginx's workers run as an unprivileged user when started as root,
 # and a checkout under a private directory (mktemp's 0700, say) would give them 403s.
 h2_prefix=$(mktemp -d)
