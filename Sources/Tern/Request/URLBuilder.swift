@@ -94,7 +94,7 @@ enum URLBuilder {
     }
 
     /// The byte range of the authority (`user@host:port`) after `scheme://`, empty without one.
-    private static func authorityRange(_ bytes: [UInt8]) -> Range<Int> {
+    static func authorityRange(_ bytes: [UInt8]) -> Range<Int> {
         var index = 0
         while index + 2 < bytes.count, !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")
                                            && bytes[index + 2] == UInt8(ascii: "/")) {

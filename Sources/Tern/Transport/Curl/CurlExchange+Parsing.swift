@@ -3,14 +3,13 @@ import Foundation
 
 /// What a `CurlExchange` reads from bytes: its URL's origin, header lines, status lines.
 extension CurlExchange {
-    /// `scheme://authority` of an absolute URL string (Foundation's `URL` accessors parse and
-    /// decode on every call).
+    /// `scheme://authority` of an absolute URL string, lowercased (Foundation's `URL` accessors
+    /// parse and decode on every call); the whole string when it has no authority.
     static func origin(of url: String) -> String {
-        let utf8 = url.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return url }
-        let authority = utf8.index(colon, offsetBy: 3, limitedBy: utf8.endIndex) ?? utf8.endIndex
-        let end = utf8[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-        return String(url[..<(end ?? utf8.endIndex)]).lowercased()
+        let bytes = Array(url.utf8)
+        let authority = URLBuilder.authorityRange(bytes)
+        guard !authority.isEmpty else { return url.lowercased() }
+        return String(decoding: bytes[..<authority.upperBound], as: UTF8.self).lowercased()
     }
 
     /// Header fields by name, a repeated field's values joined with ", " under the name it first
