@@ -24,12 +24,10 @@ struct Options {
     var downloadFile = false
     /// Only the libcurl rows (and the curl command-line tool): a quick look at Tern on libcurl.
     var curlOnly = false
-    /// Only this many sequential GETs by Tern on libcurl, for a profiler.
-    var profileCurl: Int?
-    /// Only this many chained GETs by Tern on libcurl (completions on the loop thread), for a profiler.
-    var profileChained: Int?
-    /// Only this many sequential GETs by Tern on libcurl from a task on its loop's executor, for a profiler.
-    var profileExecutor: Int?
+    /// Only this many sequential GETs by Tern on libcurl, for a profiler: `--profile-curl N`
+    /// (async), `--profile-chained N` (each completion on the loop thread sends the next) or
+    /// `--profile-executor N` (async, from a task on the loop's executor).
+    var profile: (style: String, count: Int)?
     var downloadFileChild: String?
     var count: Int?
 
@@ -52,9 +50,8 @@ struct Options {
             case "--cache-hits": cacheHits = true
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
-            case "--profile-curl": profileCurl = Int(iterator.next() ?? "") ?? 20_000
-            case "--profile-chained": profileChained = Int(iterator.next() ?? "") ?? 20_000
-            case "--profile-executor": profileExecutor = Int(iterator.next() ?? "") ?? 20_000
+            case "--profile-curl", "--profile-chained", "--profile-executor":
+                profile = (String(argument.dropFirst("--profile-".count)), Int(iterator.next() ?? "") ?? 20_000)
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -204,20 +201,17 @@ func runChild(_ arguments: [String]) throws -> String {
     }
 }
 
-if let count = options.profileCurl, let curl = Drivers.curl() {
-    let result = await workloads.sequential(curl.tern, count: count)
-    print(result.metrics)
-    exit(0)
-}
-
-if let count = options.profileChained, let client = Chained.curlClient() {
-    let result = await Chained.tern(client, url: options.baseURL + "/tiny.json", count: count)
-    print(result.metrics)
-    exit(0)
-}
-
-if let count = options.profileExecutor, let curl = Drivers.curl(), let executor = curl.tern.taskExecutor {
-    let result = await withTaskExecutorPreference(executor) { await workloads.sequential(curl.tern, count: count) }
+if let (style, count) = options.profile, let curl = Drivers.curl() {
+    let result: RoundResult
+    switch style {
+    case "chained":
+        guard let client = Chained.curlClient() else { exit(1) }
+        result = await Chained.tern(client, url: options.baseURL + "/tiny.json", count: count)
+    case "executor":
+        result = await withTaskExecutorPreference(curl.tern.taskExecutor) { await workloads.sequential(curl.tern, count: count) }
+    default:
+        result = await workloads.sequential(curl.tern, count: count)
+    }
     print(result.metrics)
     exit(0)
 }
