@@ -26,7 +26,8 @@ struct Options {
     var curlOnly = false
     /// Only this many sequential GETs by Tern on libcurl, for a profiler: `--profile-curl N`
     /// (async), `--profile-chained N` (each completion on the loop thread sends the next) or
-    /// `--profile-executor N` (async, from a task on the loop's executor).
+    /// `--profile-executor N` (async, from a task on the loop's executor); `--profile-urlsession N`:
+    /// the same by raw URLSession, the baseline those rows are compared with.
     var profile: (style: String, count: Int)?
     var downloadFileChild: String?
     var count: Int?
@@ -50,7 +51,7 @@ struct Options {
             case "--cache-hits": cacheHits = true
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
-            case "--profile-curl", "--profile-chained", "--profile-executor":
+            case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession":
                 profile = (String(argument.dropFirst("--profile-".count)), Int(iterator.next() ?? "") ?? 20_000)
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
@@ -209,6 +210,8 @@ if let (style, count) = options.profile, let curl = Drivers.curl() {
         result = await Chained.tern(client, url: options.baseURL + "/tiny.json", count: count)
     case "executor":
         result = await withTaskExecutorPreference(curl.tern.taskExecutor) { await workloads.sequential(curl.tern, count: count) }
+    case "urlsession":
+        result = await workloads.sequential(curl.baseline, count: count)
     default:
         result = await workloads.sequential(curl.tern, count: count)
     }
