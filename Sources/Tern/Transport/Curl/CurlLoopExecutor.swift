@@ -20,13 +20,7 @@ final class CurlLoopExecutor: TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.stopping else { return (false, false) }
-            inbox.jobs.append(job)
-            return (true, wakeup.claim(&inbox))
-        }
-        if wake { wakeup.signal() }
-        if !accepted { Self.runElsewhere(job) }
+        if wakeup.post(to: inbox, { $0.jobs.append(job) }) == nil { Self.runElsewhere(job) }
     }
 
     /// Hands a job the loop will not run to Swift's global executor.

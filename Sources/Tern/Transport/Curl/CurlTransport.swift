@@ -110,16 +110,13 @@ public final class CurlTransport: Transport {
 
     /// Queues the exchange for the loop thread; nil once invalidated.
     public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        let (exchange, wake) = inbox.withLock { inbox -> (CurlExchange?, Bool) in
-            guard !inbox.stopping else { return (nil, false) }
+        let exchange = wakeup.post(to: inbox) { inbox in
             let exchange = CurlExchange(id: inbox.nextID, request: request, settings: settings, events: events)
             inbox.nextID += 1
             inbox.submissions.append(exchange)
-            return (exchange, wakeup.claim(&inbox))
+            return exchange
         }
-        guard let exchange else { return nil }
-        if wake { wakeup.signal() }
-        return CurlTask(id: exchange.id, transport: self)
+        return exchange.map { CurlTask(id: $0.id, transport: self) }
     }
 
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
@@ -127,22 +124,12 @@ public final class CurlTransport: Transport {
 
     /// Pauses or resumes reading exchange `id`'s response (`curl_easy_pause` on the loop thread).
     fileprivate func setPaused(_ id: UInt64, _ paused: Bool) {
-        let wake = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
-            inbox.pauses.append((id, paused))
-            return wakeup.claim(&inbox)
-        }
-        if wake { wakeup.signal() }
+        wakeup.post(to: inbox) { $0.pauses.append((id, paused)) }
     }
 
     /// Cancels exchange `id`: it completes with `URLError(.cancelled)` unless it already completed.
     fileprivate func cancel(_ id: UInt64) {
-        let wake = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
-            inbox.cancels.append(id)
-            return wakeup.claim(&inbox)
-        }
-        if wake { wakeup.signal() }
+        wakeup.post(to: inbox) { $0.cancels.append(id) }
     }
 
     /// Cancels everything in flight and refuses new work; the loop thread then ends.
@@ -151,14 +138,10 @@ public final class CurlTransport: Transport {
     }
 
     private func stop() {
-        let wake = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
-            inbox.sleeping = true  // however it is: the loop must see `stopping`
-            let wake = wakeup.claim(&inbox)
+        wakeup.post(to: inbox) { inbox in
             inbox.stopping = true
-            return wake
+            inbox.sleeping = true  // however it is: the loop must see `stopping`
         }
-        if wake { wakeup.signal() }
     }
 }
 
@@ -188,9 +171,23 @@ final class CurlWakeup: @unchecked Sendable {
         if descriptor >= 0 { tern_wakeup_close(descriptor) }
     }
 
+    /// Changes `inbox` under its lock unless the transport is stopping, then wakes the loop if it
+    /// sleeps; `change`'s result, nil when the transport was already stopping. Every submission,
+    /// cancel, pause, job and the stop go through here.
+    @discardableResult
+    func post<Result>(to inbox: Locked<CurlTransport.Inbox>, _ change: (inout CurlTransport.Inbox) -> Result) -> Result? {
+        let (result, wake) = inbox.withLock { inbox -> (Result?, Bool) in
+            guard !inbox.stopping else { return (nil, false) }
+            let result = change(&inbox)
+            return (result, claim(&inbox))
+        }
+        if wake { signal() }
+        return result
+    }
+
     /// With the inbox locked: whether the caller should `signal()` once it has unlocked (the loop
     /// sleeps, and nobody has woken it yet). Without an eventfd it wakes the loop itself, here.
-    func claim(_ inbox: inout CurlTransport.Inbox) -> Bool {
+    private func claim(_ inbox: inout CurlTransport.Inbox) -> Bool {
         guard inbox.sleeping else { return false }
         inbox.sleeping = false
         guard descriptor >= 0 else {
@@ -201,7 +198,7 @@ final class CurlWakeup: @unchecked Sendable {
     }
 
     /// Wakes the loop (the eventfd's counter; the loop clears it).
-    func signal() {
+    private func signal() {
         tern_wakeup_signal(descriptor)
     }
 }
