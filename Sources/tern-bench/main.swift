@@ -265,19 +265,10 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
         log("== seq-chained-curl: \(options.count(2_000)) sequential GETs, each completion sending the next (Tern's closure API, .immediate, on libcurl; URLSession's completion handler)")
         let session = URLSession(configuration: ClientConfiguration().makeSessionConfiguration())
         let url = options.baseURL + "/tiny.json"
-        _ = await Chained.tern(client, url: url, count: 50)
-        _ = await Chained.urlSession(session, url: url, count: 50)
-        for round in 0..<options.rounds {
-            let tern = { await Chained.tern(client, url: url, count: options.count(2_000)) }
-            let raw = { await Chained.urlSession(session, url: url, count: options.count(2_000)) }
-            if round.isMultiple(of: 2) {
-                record("seq-chained-curl", "tern", await tern(), better: higher)
-                record("seq-chained-curl", "urlsession", await raw(), better: higher)
-            } else {
-                record("seq-chained-curl", "urlsession", await raw(), better: higher)
-                record("seq-chained-curl", "tern", await tern(), better: higher)
-            }
-            log("  seq-chained-curl: round \(round + 1)/\(options.rounds) done")
+        // The drivers name the sides and warm up this client and this session; the rounds chain.
+        await interleave("seq-chained-curl", (TernDriver(client: client), SessionDriver(session: session))) { driver in
+            driver.name == "tern" ? await Chained.tern(client, url: url, count: options.count(2_000))
+                                  : await Chained.urlSession(session, url: url, count: options.count(2_000))
         }
     }
 } else {
