@@ -25,17 +25,11 @@ import Testing
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    try process.run()
-                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        return try await onThreadOfItsOwn {
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
         }
     }
 
@@ -60,14 +54,12 @@ import Testing
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let line: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes = Data()
-                while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-                    bytes.append(byte)
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+        let line = await onThreadOfItsOwn {
+            var bytes = Data()
+            while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+                bytes.append(byte)
             }
+            return String(decoding: bytes, as: UTF8.self)
         }
         let port = try #require(line.split(separator: " ").last.map(String.init), "weather_server.py said: \(line)")
         return ("http://127.0.0.1:\(port)", process)
@@ -75,12 +67,9 @@ import Testing
 
     /// Stops a server and waits for it without blocking a concurrency thread.
     static func stop(_ process: Process) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.terminate()
-                process.waitUntilExit()
-                done.resume()
-            }
+        await onThreadOfItsOwn {
+            process.terminate()
+            process.waitUntilExit()
         }
     }
 
@@ -253,17 +242,11 @@ import Testing
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    try process.run()
-                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(returning: String(decoding: data, as: UTF8.self))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        return try await onThreadOfItsOwn {
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
         }
     }
 

@@ -51,14 +51,12 @@ enum Transfers {
     /// its own (the test's concurrency threads may be busy for longer than the whole transfer
     /// takes). Fails the test when that does not happen within 30 s.
     static func whenFile(_ url: URL, reaches bytes: Int64, _ action: @escaping @Sendable () -> Void) async throws {
-        let reached: Bool = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let deadline = Date().addingTimeInterval(30)
-                while Date() < deadline, size(url) < bytes { usleep(500) }
-                let reached = size(url) >= bytes
-                if reached { action() }
-                continuation.resume(returning: reached)
-            }
+        let reached = await onThreadOfItsOwn {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, size(url) < bytes { usleep(500) }
+            let reached = size(url) >= bytes
+            if reached { action() }
+            return reached
         }
         try #require(reached, "the file never reached \(bytes) bytes")
     }
@@ -68,15 +66,13 @@ enum Transfers {
     /// transfer takes); waits for the process to end. False when it ended first (or in `seconds`).
     static func signal(_ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64,
                        within seconds: Double = 30) async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let deadline = Date().addingTimeInterval(seconds)
-                while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
-                let running = process.isRunning
-                if running { kill(process.processIdentifier, signal) }
-                process.waitUntilExit()
-                continuation.resume(returning: running)
-            }
+        await onThreadOfItsOwn {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
+            let running = process.isRunning
+            if running { kill(process.processIdentifier, signal) }
+            process.waitUntilExit()
+            return running
         }
     }
 
@@ -116,25 +112,15 @@ enum Transfers {
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
-        // Threads of their own, not Dispatch's global queues: on Linux Swift's tasks run on those
-        // queues' few threads, and a child that runs for seconds would hold one of them blocked.
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                // Standard error is read on its own thread: a full pipe would block the child.
-                let warned = Locked(Data())
-                let reader = DispatchGroup()
-                reader.enter()
-                Thread.detachNewThread {
-                    warned.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() }
-                    reader.leave()
-                }
-                let printed = output.fileHandleForReading.readDataToEndOfFile()
-                reader.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: printed, as: UTF8.self),
-                                                String(decoding: warned.withLock { $0 }, as: UTF8.self)))
-            }
+        // Standard error is read on a thread of its own beside standard output: a full pipe would
+        // block the child.
+        async let warned = onThreadOfItsOwn { errors.fileHandleForReading.readDataToEndOfFile() }
+        let printed = await onThreadOfItsOwn {
+            let printed = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return printed
         }
+        return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: await warned, as: UTF8.self))
     }
 
     /// The `peak-rss` figure `tern-transfer` printed, or -1.
