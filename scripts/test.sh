@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what is missing, starts httpbin (gunicorn) and
 # Tern's fixture server on free 127.0.0.1 ports, runs `swift test` (then again under
-# ThreadSanitizer), and stops the servers whatever happens. Extra arguments go to `swift test`.
+# ThreadSanitizer), and stops the servers whatever happens. Extra arguments go to `swift test`;
+# `--plain` first runs only the passes without sanitizer on each transport (what
+# scripts/flake-hunt.sh repeats), skipping ThreadSanitizer and the benchmark smoke runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+plain_only=false
+if [ "${1:-}" = --plain ]; then plain_only=true; shift; fi
 
 # TernCache builds against the system SQLite (the Debian package libsqlite3-dev on Linux).
 if [ "$(uname)" = Linux ] && ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then
@@ -100,28 +105,52 @@ if [ $# -gt 0 ]; then
     exit 0
 fi
 
-# The lifecycle stress (2 × 10,000 requests with redirects, retries and random cancels) saturates
-# the fixture server and both cores: it runs on its own, so that the suite's progress and timing
-# checks never share the machine with it.
-echo "== swift test (all but the lifecycle stress)"
-swift test --skip LifecycleStressTests
-echo "== swift test: the lifecycle stress on its own"
-swift test --skip-build --filter LifecycleStressTests
+# One pass of `swift test`: a failed pass is reported and the next passes still run, so that one
+# run shows every failure; the script fails at the end if any pass did.
+failed_passes=()
+pass() {
+    local label=$1; shift
+    echo "== $label"
+    if ! "$@"; then failed_passes+=("$label"); echo "== FAILED: $label"; fi
+}
+finish_passes() {
+    if [ ${#failed_passes[@]} -gt 0 ]; then
+        printf '== failed pass: %s\n' "${failed_passes[@]}" >&2
+        exit 1
+    fi
+}
+
+# The parallel pass stays light: suites that move hundreds of megabytes, saturate the fixture
+# server or both cores, or run stress loops and child processes by the dozen run in a pass of
+# their own, one at a time, so that the timing of ordinary tests never depends on them. The
+# lifecycle stress (2 × 10,000 requests with redirects, retries and random cancels) runs alone.
+heavy='\.(LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests)/'
+stress='\.LifecycleStressTests/'
+all_heavy='\.(LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|LifecycleStressTests)/'
+passes_on() {  # passes_on LABEL [ENV=VALUE ...]: the three passes, on one transport
+    local label=$1; shift
+    pass "the parallel pass$label" env "$@" swift test --skip-build --skip "$all_heavy"
+    pass "the heavy suites, one at a time$label" env "$@" swift test --skip-build --no-parallel --filter "$heavy"
+    pass "the lifecycle stress on its own$label" env "$@" swift test --skip-build --filter "$stress"
+}
+passes_on ""
 if [ "$(uname)" = Linux ]; then
     # The runs above use Linux's default transport, libcurl; here every client the suite builds
     # without a transport of its own gets URLSession instead.
-    echo "== the whole suite again on the URLSession transport (TERN_TRANSPORT=urlsession)"
-    TERN_TRANSPORT=urlsession swift test --skip-build --skip LifecycleStressTests
-    TERN_TRANSPORT=urlsession swift test --skip-build --filter LifecycleStressTests
+    passes_on " on the URLSession transport" TERN_TRANSPORT=urlsession
 fi
+if [ "$plain_only" = true ]; then finish_passes; exit 0; fi
 
-echo "== the whole suite again under ThreadSanitizer (stress and cancellation races included)"
-swift test --sanitize=thread --skip LifecycleStressTests
-swift test --sanitize=thread --skip-build --filter LifecycleStressTests
+# ThreadSanitizer: the whole suite again (stress and cancellation races included), built once.
+swift build --build-tests --sanitize=thread
+pass "the parallel pass under ThreadSanitizer" swift test --skip-build --sanitize=thread --skip "$all_heavy"
+pass "the heavy suites under ThreadSanitizer" swift test --skip-build --sanitize=thread --no-parallel --filter "$heavy"
+pass "the lifecycle stress under ThreadSanitizer" swift test --skip-build --sanitize=thread --filter "$stress"
 if [ "$(uname)" = Linux ]; then
-    echo "== the lifecycle stress on the URLSession transport under ThreadSanitizer"
-    TERN_TRANSPORT=urlsession swift test --sanitize=thread --skip-build --filter LifecycleStressTests
+    pass "the lifecycle stress on the URLSession transport under ThreadSanitizer" \
+        env TERN_TRANSPORT=urlsession swift test --skip-build --sanitize=thread --filter "$stress"
 fi
+finish_passes
 
 echo "== tern-bench smoke run (nginx, release build, a tenth of the work): every response verified"
 bash scripts/bench.sh --quick --json >"$logs/bench.jsonl"

@@ -25,11 +25,12 @@ import Testing
         return data
     }
 
-    /// Starts the writer, lets it run `milliseconds` after it is ready, then SIGKILLs it. Runs off
-    /// the concurrency pool: waiting on a process must not block a pool thread.
+    /// Starts the writer, lets it run `milliseconds` after it is ready, then SIGKILLs it. Runs on
+    /// a thread of its own: on Linux Swift's tasks run on Dispatch's few global threads, and a
+    /// wait for a process there holds back every other test meanwhile.
     static func runAndKill(_ writer: URL, directory: URL, seed: Int, milliseconds: Int) async throws -> Int32 {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 let process = Process()
                 process.executableURL = writer
                 process.arguments = [directory.path, String(seed)]

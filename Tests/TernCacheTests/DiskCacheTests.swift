@@ -226,4 +226,31 @@ import Testing
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
         #expect(try cache.integrityCheck() == "ok")
     }
+
+    /// A store that another connection holds locked for a moment (as the last connection of a
+    /// store being released does while it checkpoints the WAL, or another process) still opens:
+    /// the open waits for the lock instead of failing with SQLITE_BUSY.
+    @Test func openingWaitsForAnotherConnectionsLock() async throws {
+        let directory = scratchDirectory()
+        try DiskCache.open(directory).setData(Data("kept".utf8), forKey: "k")   // released at once
+        let path = directory.appendingPathComponent("manifest.sqlite").path
+        let released = Mutex(false)
+        let locked: Bool = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                // Exclusive locking mode: the connection keeps the file locked until it closes.
+                guard let other = try? SQLiteDatabase(path: path),
+                      (try? other.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;")) != nil
+                else { return continuation.resume(returning: false) }
+                continuation.resume(returning: true)
+                usleep(300_000)
+                released.withLock { $0 = true }
+                other.close()
+            }
+        }
+        try #require(locked)
+        // Nothing else holds the store in this process: this open makes a new connection.
+        let reopened = try DiskCache.open(directory)
+        #expect(released.withLock { $0 }, "the open returned while the other connection held the lock")
+        #expect(try reopened.data(forKey: "k") == Data("kept".utf8))
+    }
 }

@@ -34,6 +34,10 @@ import Testing
         #expect(await iterator.next()?.isReachable == false)
         network.set(true)
         #expect(await iterator.next()?.isReachable == true)
+        // The closure is called on the monitor's queue beside the stream, not before it: wait
+        // (bounded) until it has seen both changes.
+        let deadline = Date().addingTimeInterval(10)
+        while seen.withLock({ $0.count }) < 2, Date() < deadline { try await Task.sleep(milliseconds: 5) }
         #expect(seen.withLock { $0 } == [false, true])
         token.cancel()
     }

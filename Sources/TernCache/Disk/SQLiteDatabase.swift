@@ -28,7 +28,14 @@ package final class SQLiteDatabase {
         }
         self.connection = connection
         sqlite3_extended_result_codes(connection, 1)
+        // Another connection to the same file (a store being closed, whose last connection
+        // checkpoints the WAL under an exclusive lock, or another process) holds its locks for
+        // milliseconds: wait for them instead of failing at once with SQLITE_BUSY.
+        sqlite3_busy_timeout(connection, Self.busyTimeoutMilliseconds)
     }
+
+    /// How long a statement waits for another connection's lock before it fails with SQLITE_BUSY.
+    static let busyTimeoutMilliseconds: Int32 = 5_000
 
     deinit { close() }
 

@@ -36,6 +36,7 @@ enum TestServers {
     }
 
     private static func address(_ variable: String) throws -> String {
+        StallWatch.started
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else { throw Missing(variable: variable) }
         return value
     }
