@@ -43,7 +43,7 @@ import Testing
         for index in 0..<20 {
             client.send(Request<JSON>("auth/protected", query: ["key": key])) { outcomes.record(index, $0) }
         }
-        await outcomes.wait(for: 20, seconds: 20)
+        await outcomes.wait(for: 20, seconds: 60)
         try? await Task.sleep(milliseconds: 100)
         return outcomes
     }

@@ -61,12 +61,11 @@ final class ProgressLog: Sendable {
     }
 
     @Test func chunkedBodiesHaveNoTotal() async throws {
-        // Progress is coalesced while a delivery waits in the callback queue: with chunks 50 ms
-        // apart and the queue's thread starved for longer (the whole suite under ThreadSanitizer
-        // on two cores), all four could arrive as one step, failing the "at least two steps" check
-        // about once in 40 runs. Chunks 200 ms apart keep the steps apart.
+        // Progress is coalesced while a delivery waits in the callback queue, so a starved queue
+        // thread on a loaded machine could see all four chunks as one step: delivered
+        // `.immediate`, each chunk (200 ms apart) is its own step.
         let client = Client(baseURL: try TestServers.fixture())
-        let (result, log) = await run(client, Request<String>("drip", query: ["chunks": 4, "interval": 0.2]))
+        let (result, log) = await run(client, Request<String>("drip", query: ["chunks": 4, "interval": 0.2]), queue: .immediate)
         #expect(try result.get().value == "chunk000chunk001chunk002chunk003")
         let steps = log.progress(.download)
         #expect(steps.count >= 2 && steps.allSatisfy { $0.expectedBytes == nil && $0.fractionCompleted == nil })

@@ -69,13 +69,17 @@ import Testing
         let key = Fixture.uniqueKey("session")
         let client = try client { $0.hooks.rules = [BusinessRule(holding: [1002: login])] }
         let outcomes = Outcomes()
-        // A 4 s deadline: room for a loaded machine to get the first answer, then held longer.
+        // A 6 s deadline: room for a loaded machine to get the first answers; then the requests
+        // stay held until well past it, counted from the send.
+        let deadline = 6.0
+        let sent = Date()
         let handles = (0..<10).map { index in
-            client.send(Request<JSON>("session", query: ["key": key], timeout: 4)) { outcomes.record(index, $0) }
+            client.send(Request<JSON>("session", query: ["key": key], timeout: deadline)) { outcomes.record(index, $0) }
         }
         try await waitUntil { login.heldCount == 10 }
-        // Held longer than the request's deadline: the deadline is suspended while held.
-        try await Task.sleep(milliseconds: 4500)
+        // Held past the request's deadline: the deadline is suspended while held.
+        let heldFor = deadline + 0.5 - Date().timeIntervalSince(sent)
+        if heldFor > 0 { try await Task.sleep(milliseconds: UInt64(heldFor * 1000)) }
         #expect(outcomes.all.isEmpty)
         #expect(handles.allSatisfy { $0.phase == .running })
         _ = try await client.send(Request<JSON>("login", query: ["key": key]))
@@ -114,10 +118,6 @@ import Testing
     }
 
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() {
-            guard Date() < deadline else { Issue.record("condition never became true"); return }
-            try await Task.sleep(milliseconds: 20)
-        }
+        if !(await eventually(condition)) { Issue.record("condition never became true") }
     }
 }

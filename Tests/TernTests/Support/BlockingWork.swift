@@ -19,3 +19,15 @@ func onThreadOfItsOwn<Value: Sendable>(_ work: @escaping @Sendable () throws -> 
         Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }
+
+/// Waits (polling every 10 ms, without blocking a thread) until `condition` holds or `seconds`
+/// pass; returns whether it held. For outcomes that arrive on their own schedule: assert the
+/// outcome, not how soon a loaded machine produced it.
+func eventually(within seconds: Double = 10, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return true
+}

@@ -26,7 +26,7 @@ final class Outcomes: Sendable {
     func of(_ index: Int) -> [Result<Response<JSON>, TernError>] { results.withLock { $0[index] ?? [] } }
 
     /// Waits until `count` callbacks arrived or `seconds` passed.
-    func wait(for count: Int, seconds: Double = 10) async {
+    func wait(for count: Int, seconds: Double = 30) async {
         let deadline = Date().addingTimeInterval(seconds)
         while results.withLock({ $0.values.reduce(0) { $0 + $1.count } }) < count, Date() < deadline {
             try? await Task.sleep(nanoseconds: 20_000_000)
