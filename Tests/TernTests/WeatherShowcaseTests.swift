@@ -167,9 +167,14 @@ import Testing
         let interrupted = await Transfers.signal(SIGINT, to: process, whenFile: partial, reaches: 64 * 1024, within: 20)
         try #require(interrupted, "weather radar ended before it was interrupted")
         #expect(!FileManager.default.fileExists(atPath: saved))
+        // What the interrupted run left, for the message should the next run not resume from it.
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted().map { name in
+            "\(name) (\(Transfers.size(URL(fileURLWithPath: folder + "/" + name))) bytes)"
+        }
+        let record = (try? String(contentsOfFile: saved + ".terndownload.resume", encoding: .utf8)) ?? "no resume record"
         let (status, output) = try await Self.run(base + ["radar", "--output", saved])
         #expect(status == 0, "\(output)")
-        #expect(output.contains("KB, resumed from "), "\(output)")
+        #expect(output.contains("KB, resumed from "), "left: \(left), \(record)\n\(output)")
         let reference = FileManager.default.temporaryDirectory.appendingPathComponent("radar-\(UUID().uuidString).pgm")
         defer { try? FileManager.default.removeItem(at: reference) }
         #expect(try await Self.run(["export-radar", reference.path]).status == 0)
