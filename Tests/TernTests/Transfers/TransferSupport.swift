@@ -63,16 +63,18 @@ enum Transfers {
 
     /// Sends `signal` to `process` once the file at `url` holds `bytes` bytes, watching from a
     /// thread of its own (the test's concurrency threads may be busy for longer than the whole
-    /// transfer takes); waits for the process to end. False when it ended first (or in `seconds`).
+    /// transfer takes); waits for the process to end. False when it ended first, or when the file
+    /// did not grow that far in `seconds` (the process is then killed all the same, and a test
+    /// must not take its partial file for one the signal interrupted).
     static func signal(_ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64,
-                       within seconds: Double = 30) async -> Bool {
+                       within seconds: Double = 60) async -> Bool {
         await onThreadOfItsOwn {
             let deadline = Date().addingTimeInterval(seconds)
             while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
-            let running = process.isRunning
-            if running { kill(process.processIdentifier, signal) }
+            let reached = process.isRunning && size(url) >= bytes
+            if process.isRunning { kill(process.processIdentifier, reached ? signal : SIGKILL) }
             process.waitUntilExit()
-            return running
+            return reached
         }
     }
 
