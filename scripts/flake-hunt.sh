@@ -54,21 +54,24 @@ failures, failed_runs, stalls = collections.defaultdict(set), 0, []
 for number in range(1, runs + 1):
     text = (folder / f"run-{number}.log").read_text(errors="replace")
     passes = re.split(r"^== ", text, flags=re.M)
-    bad = False
+    explained = False   # whether the pass before a "FAILED:" line said why
     for section in passes:
         label = section.split("\n", 1)[0]
+        if section.startswith("FAILED:"):
+            if not explained:
+                failures[f"pass failed without a test issue: {label[8:]}"].add(number)
+            continue
         transport = "urlsession" if "URLSession transport" in label else "curl"
+        explained = False
         for match in issue.finditer(section):
             name, arguments, where = match.groups()
             key = f"{where} {name}" + (f" [{arguments}]" if arguments else "")
             failures[f"{key} ({transport})"].add(number)
-            bad = True
-        if section.startswith("FAILED:") and not bad:
-            failures[f"pass failed without a test issue: {label[8:]}"].add(number)
+            explained = True
         crash = re.search(r"error: Exited with unexpected signal code (\d+)|Fatal error: .*", section)
         if crash:
             failures[f"test process crashed ({transport}): {crash.group(0)[:120]}"].add(number)
-            bad = True
+            explained = True
     if re.search(r"^== FAILED", text, flags=re.M) or "failed pass" in text:
         failed_runs += 1
     waits = [float(w) for pair in re.findall(r"a job waited ([\d.]+) s \(Swift\) / ([\d.]+) s", text) for w in pair]

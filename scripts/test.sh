@@ -124,9 +124,10 @@ finish_passes() {
 # server or both cores, or run stress loops and child processes by the dozen run in a pass of
 # their own, one at a time, so that the timing of ordinary tests never depends on them. The
 # lifecycle stress (2 × 10,000 requests with redirects, retries and random cancels) runs alone.
-heavy='\.(LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests)/'
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests'
+heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
-all_heavy='\.(LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|LifecycleStressTests)/'
+all_heavy="\.($heavy_suites|LifecycleStressTests)/"
 passes_on() {  # passes_on LABEL [ENV=VALUE ...]: the three passes, on one transport
     local label=$1; shift
     pass "the parallel pass$label" env "$@" swift test --skip-build --skip "$all_heavy"

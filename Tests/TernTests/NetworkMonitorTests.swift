@@ -36,8 +36,7 @@ import Testing
         #expect(await iterator.next()?.isReachable == true)
         // The closure is called on the monitor's queue beside the stream, not before it: wait
         // (bounded) until it has seen both changes.
-        let deadline = Date().addingTimeInterval(10)
-        while seen.withLock({ $0.count }) < 2, Date() < deadline { try await Task.sleep(milliseconds: 5) }
+        _ = await eventually { seen.withLock { $0.count } >= 2 }
         #expect(seen.withLock { $0 } == [false, true])
         token.cancel()
     }

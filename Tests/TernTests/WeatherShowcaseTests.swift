@@ -168,7 +168,7 @@ import Testing
         try #require(interrupted, "weather radar ended, or wrote less than 64 KB in 60 s, before it was interrupted")
         #expect(!FileManager.default.fileExists(atPath: saved))
         // What the interrupted run left, for the message should the next run not resume from it.
-        let left = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted().map { name in
+        let left = Transfers.contents(URL(fileURLWithPath: folder)).map { name in
             "\(name) (\(Transfers.size(URL(fileURLWithPath: folder + "/" + name))) bytes)"
         }
         let record = (try? String(contentsOfFile: saved + ".terndownload.resume", encoding: .utf8)) ?? "no resume record"
