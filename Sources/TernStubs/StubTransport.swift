@@ -151,8 +151,8 @@ public final class StubTransport: Transport {
         do {
             let handle = try FileHandle(forWritingTo: file)
             defer { try? handle.close() }
-            try handle.seekToEnd()
-            try handle.write(contentsOf: piece)
+            try handle.seekToEndOfFileOrThrow()
+            try handle.writeAll(piece)
             return nil
         } catch {
             return URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write \(file.path): \(error)"])

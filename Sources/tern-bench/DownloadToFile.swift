@@ -46,6 +46,9 @@ enum DownloadToFile {
                 let options = DownloadOptions(replacesExistingFile: true)
                 _ = try await client.send(Request.download(url, to: destination, options: options))
             } else {
+                guard #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) else {
+                    throw BenchFailure(description: "URLSession's async download needs macOS 12 or later")
+                }
                 let (location, response) = try await session.download(for: URLRequest(url: URL(string: url)!))
                 guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchFailure(description: "status") }
                 try? FileManager.default.removeItem(at: destination)

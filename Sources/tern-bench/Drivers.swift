@@ -15,26 +15,26 @@ struct Outcome: Sendable {
 protocol Driver: Sendable {
     var name: String { get }
     func get(_ url: String) async -> Outcome
-    /// The loop executor of the driver's transport, where it has one.
+    #if os(Linux)
+    /// The loop executor of the driver's transport, where it has one (libcurl, Linux only).
     var taskExecutor: (any TaskExecutor)? { get }
+    #endif
 }
 
+#if os(Linux)
 extension Driver {
     var taskExecutor: (any TaskExecutor)? { nil }
 }
+#endif
 
 /// Tern's async API with a raw `Data` response: the path an app's request takes.
 struct TernDriver: Driver {
     var name = "tern"
     let client: Client
 
-    var taskExecutor: (any TaskExecutor)? {
-        #if os(Linux)
-        client.taskExecutor
-        #else
-        nil
-        #endif
-    }
+    #if os(Linux)
+    var taskExecutor: (any TaskExecutor)? { client.taskExecutor }
+    #endif
 
     func get(_ url: String) async -> Outcome {
         do {

@@ -92,6 +92,8 @@ func currentRSSKilobytes() -> Double {
             return Double(text.split(separator: " ").dropFirst().first.map(String.init) ?? "") ?? .nan
         }
     }
-    #endif
     return .nan
+    #else
+    return .nan
+    #endif
 }

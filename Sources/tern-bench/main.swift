@@ -208,8 +208,10 @@ if let (style, count) = options.profile, let curl = Drivers.curl() {
     case "chained":
         guard let client = Chained.curlClient() else { exit(1) }
         result = await Chained.tern(client, url: options.baseURL + "/tiny.json", count: count)
+    #if os(Linux)
     case "executor":
         result = await withTaskExecutorPreference(curl.tern.taskExecutor) { await workloads.sequential(curl.tern, count: count) }
+    #endif
     case "urlsession":
         result = await workloads.sequential(curl.baseline, count: count)
     default:
@@ -240,6 +242,7 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
     await interleave("seq-curl", curl) { await workloads.sequential($0, count: options.count(2_000)) }
     await interleave("64-curl", wide) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
     await interleave("download-10mb-curl", curl) { await workloads.downloads($0, count: options.count(20)) }
+    #if os(Linux)
     if let executor = curl.tern.taskExecutor {
         log("== seq-curl-executor: \(options.count(2_000)) sequential GETs, Tern's from a task on its libcurl loop (withTaskExecutorPreference(client.taskExecutor))")
         await interleave("seq-curl-executor", curl) { driver in
@@ -247,6 +250,7 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
             return await withTaskExecutorPreference(executor) { await workloads.sequential(driver, count: options.count(2_000)) }
         }
     }
+    #endif
     log("== seq-curl-cli: µs per sequential GET, Tern on libcurl against the curl command-line tool (baseline column)")
     for round in 0..<options.rounds {
         let count = options.count(2_000)

@@ -38,7 +38,7 @@ import Testing
                 process.standardOutput = pipe
                 do {
                     try process.run()
-                    _ = try pipe.fileHandleForReading.read(upToCount: 6)   // "ready\n"
+                    _ = pipe.fileHandleForReading.readData(ofLength: 6)   // "ready\n"
                     Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
                     kill(process.processIdentifier, SIGKILL)
                     process.waitUntilExit()

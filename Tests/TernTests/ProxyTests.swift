@@ -41,6 +41,7 @@ import Testing
         #expect(direct.json["headers"]?["Via"] == nil)
     }
 
+    #if os(macOS) || os(Linux)  // a child process of its own
     @Test(arguments: explicitKinds)
     func theEnvironmentsProxyIsUsedUnlessTheClientSaysDirect(over transport: TransportKind) async throws {
         let proxy = "http://127.0.0.1:\(try TestServers.proxyPort())"
@@ -59,6 +60,7 @@ import Testing
             #expect(body.contains(Self.mark) != direct, "direct: \(direct), body: \(body)")
         }
     }
+    #endif
 
     #if os(Linux)
     @Test func urlSessionOnLinuxFollowsTheEnvironmentAndRefusesAnythingElseAtCreation() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Tern
 
+#if os(macOS) || os(Linux)  // child processes
 /// A body far larger than the size limit stops with `.responseTooLarge` and the memory stays
 /// flat, over both transports: a gzip bomb (1 MB on the wire, 1 GB inflated), a 2 GB
 /// `Content-Length`, an endless chunked body. Each runs in a `tern-transfer get` child process,
@@ -37,3 +38,4 @@ import Testing
         }
     }
 }
+#endif

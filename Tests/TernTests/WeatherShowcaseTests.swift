@@ -56,7 +56,7 @@ import Testing
         try process.run()
         let line = await onThreadOfItsOwn {
             var bytes = Data()
-            while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            while let byte = try? pipe.fileHandleForReading.readUpTo(1), !byte.isEmpty, byte != Data("\n".utf8) {
                 bytes.append(byte)
             }
             return String(decoding: bytes, as: UTF8.self)

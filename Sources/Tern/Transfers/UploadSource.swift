@@ -100,7 +100,7 @@ enum MultipartEncoder {
         }
         defer { try? output.close() }
         func put(_ data: Data) throws(TernError) {
-            do { try output.write(contentsOf: data) } catch {
+            do { try output.writeAll(data) } catch {
                 throw .invalidRequest(.unreadableFile(url, reason: "cannot write the multipart body: \(error.localizedDescription)"))
             }
         }

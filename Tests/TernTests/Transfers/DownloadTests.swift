@@ -226,6 +226,8 @@ extension Request {
     }
 }
 
+// Child processes (`Process`) exist on macOS and Linux only.
+#if os(macOS) || os(Linux)
 /// Downloads that outlive their process, and one large enough to show memory stays flat.
 @Suite(.serialized) struct LargeDownloadTests {
 
@@ -308,3 +310,4 @@ extension Request {
         #expect(progress.count < size / 16384, "\(progress.count) progress calls: not coalesced")
     }
 }
+#endif

@@ -61,6 +61,8 @@ enum Transfers {
         try #require(reached, "the file never reached \(bytes) bytes")
     }
 
+    // Child processes (`Process`) exist on macOS and Linux only.
+    #if os(macOS) || os(Linux)
     /// Sends `signal` to `process` once the file at `url` holds `bytes` bytes, watching from a
     /// thread of its own (the test's concurrency threads may be busy for longer than the whole
     /// transfer takes); waits for the process to end. False when it ended first, or when the file
@@ -129,4 +131,5 @@ enum Transfers {
     static func peak(_ lines: [[String]]) -> Int64 {
         lines.first { $0.first == "peak-rss" }.flatMap { Int64($0[1]) } ?? -1
     }
+    #endif
 }

@@ -127,11 +127,12 @@ import Testing
         #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
         let handle = try FileHandle(forWritingTo: big)
         let piece = TestPattern.bytes(1 << 20)
-        for _ in 0..<(size >> 20) { try handle.write(contentsOf: piece) }
+        for _ in 0..<(size >> 20) { try handle.writeAll(piece) }
         try handle.close()
         return (folder, big, try UploadTests.patternFile(folder, "small.txt", count: 1000))
     }
 
+    #if os(macOS) || os(Linux)  // a child process of its own
     @Test func aHundredMegabyteFileGoesFromDiskWithFlatMemoryAndTheRightSizes() async throws {
         let (folder, big, small) = try Self.files("upload-large")
         defer { Transfers.clean(folder) }
@@ -157,6 +158,7 @@ import Testing
         }
         #expect(Self.temporaryFiles() == before)  // the temporary file went with the request
     }
+    #endif
 
     /// The same 100 MB form to httpbin, the independent parser: it echoes the file back as a
     /// base64 data URL (about 133 MB), which the test streams (`onChunk`) and measures instead of
