@@ -16,9 +16,9 @@ let package = Package(
         // Four calls into libcurl's variadic functions, which Swift cannot make; libcurl itself is
         // loaded at run time (no headers or development package needed).
         .target(name: "CTernCurl"),
-        // The system SQLite on Linux; Apple platforms import the SDK's `SQLite3` module instead.
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "TernCache", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux, .android]))]),
+        // SQLite is the SDK's on Apple platforms and loaded at run time elsewhere (libsqlite3.so.0):
+        // no headers or development package needed.
+        .target(name: "TernCache"),
         .target(name: "TernStubs", dependencies: ["Tern"]),
         .executableTarget(name: "weather", dependencies: ["Tern", "TernStubs"]),
         .executableTarget(name: "tern-bench", dependencies: ["Tern", "TernCache"]),

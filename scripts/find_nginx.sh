@@ -1,10 +1,17 @@
 # Sourced by scripts/test.sh and scripts/bench.sh: sets nginx_bin to the nginx binary, installing
-# Debian's nginx-light with apt-get when there is none.
-nginx_bin=$(command -v nginx || true)
-[ -z "$nginx_bin" ] && [ -x /usr/sbin/nginx ] && nginx_bin=/usr/sbin/nginx
+# nginx (Debian's nginx-light, Homebrew's nginx) when there is none.
+. "$(dirname "${BASH_SOURCE[0]}")/install.sh"
+find_nginx() {
+    nginx_bin=$(command -v nginx || true)
+    if [ -z "$nginx_bin" ]; then
+        for candidate in /usr/sbin/nginx /opt/homebrew/bin/nginx /usr/local/bin/nginx; do
+            if [ -x "$candidate" ]; then nginx_bin=$candidate; break; fi
+        done
+    fi
+}
+find_nginx
 if [ -z "$nginx_bin" ]; then
-    echo "== installing nginx (apt-get)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q nginx-light >/dev/null; }
-    nginx_bin=/usr/sbin/nginx
+    install_package nginx-light nginx
+    find_nginx
+    [ -n "$nginx_bin" ] || { echo "error: nginx was installed but is not on PATH" >&2; exit 1; }
 fi

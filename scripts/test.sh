@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: installs what is missing, starts httpbin (gunicorn) and
+# The whole test suite on a fresh machine: installs what is missing (Python packages into a virtual
+# environment under .build, nginx with apt-get or Homebrew), starts httpbin (gunicorn) and
 # Tern's fixture server on free 127.0.0.1 ports, runs `swift test` (then again under
 # ThreadSanitizer), and stops the servers whatever happens. Extra arguments go to `swift test`;
 # `--plain` first runs only the passes without sanitizer on each transport (what
@@ -10,18 +11,10 @@ cd "$(dirname "$0")/.."
 plain_only=false
 if [ "${1:-}" = --plain ]; then plain_only=true; shift; fi
 
-# TernCache builds against the system SQLite (the Debian package libsqlite3-dev on Linux).
-if [ "$(uname)" = Linux ] && ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then
-    echo "== installing libsqlite3-dev (apt-get)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q libsqlite3-dev pkg-config >/dev/null 2>&1 \
-        || { apt-get update -q >/dev/null && apt-get install -y -q libsqlite3-dev pkg-config >/dev/null; }
-fi
-
-if ! python3 -c "import httpbin, gunicorn, trustme" 2>/dev/null; then
-    echo "== installing httpbin, gunicorn and trustme (pip)"
-    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn trustme
-fi
+# The test servers' Python packages live in a virtual environment of their own (.build/test-python):
+# stock Debian and Ubuntu refuse pip installs into the system Python.
+. scripts/install.sh
+test_python_env
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -39,20 +32,20 @@ stop_servers() {
 trap stop_servers EXIT INT TERM
 
 httpbin_port=$(free_port)
-python3 -m gunicorn --bind "127.0.0.1:$httpbin_port" --workers 2 --worker-class gthread --threads 16 \
+"$python" -m gunicorn --bind "127.0.0.1:$httpbin_port" --workers 2 --worker-class gthread --threads 16 \
     --log-level warning httpbin:app >"$logs/httpbin.log" 2>&1 &
 pids+=($!)
 fixture_port=$(free_port)
-python3 scripts/fixture_server.py --port "$fixture_port" >"$logs/fixture.log" 2>&1 &
+"$python" scripts/fixture_server.py --port "$fixture_port" >"$logs/fixture.log" 2>&1 &
 pids+=($!)
 # A forward proxy on loopback, for the proxy tests.
 proxy_port=$(free_port)
-python3 scripts/fixture_proxy.py --port "$proxy_port" >"$logs/proxy.log" 2>&1 &
+"$python" scripts/fixture_proxy.py --port "$proxy_port" >"$logs/proxy.log" 2>&1 &
 pids+=($!)
 # The same fixture over TLS (a throw-away trustme authority in $logs/tls), for pinning and TLS options.
 tls_port=$(free_port)
 tls12_port=$(free_port)
-python3 scripts/fixture_tls.py --port "$tls_port" --tls12-port "$tls12_port" --dir "$logs/tls" >"$logs/fixture-tls.log" 2>&1 &
+"$python" scripts/fixture_tls.py --port "$tls_port" --tls12-port "$tls12_port" --dir "$logs/tls" >"$logs/fixture-tls.log" 2>&1 &
 pids+=($!)
 
 wait_for() {

@@ -6,6 +6,10 @@ public enum CacheError: Error, Sendable, Equatable, CustomStringConvertible {
     /// SQLite refused an operation: `code` is its (extended) result code, `message` its
     /// explanation, `operation` what the cache was doing.
     case sqlite(code: Int32, message: String, operation: String)
+    /// SQLite, which the disk cache stores its index in, cannot be used in this process: on Linux
+    /// `libsqlite3.so.0` could not be loaded (Debian and Ubuntu: the `libsqlite3-0` package), or
+    /// lacks a function. `reason` says which. The memory cache works without it.
+    case sqliteUnavailable(reason: String)
     /// A file or directory of the store could not be read, written or created.
     case io(path: String, reason: String)
     /// The store's database was unreadable or corrupt; it was moved aside to `movedTo` and an
@@ -26,6 +30,7 @@ public enum CacheError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sqlite(let code, let message, let operation): "SQLite error \(code) during \(operation): \(message)"
+        case .sqliteUnavailable(let reason): "SQLite is unavailable, so the disk cache cannot open: \(reason)"
         case .io(let path, let reason): "cannot access \(path): \(reason)"
         case .recoveredFromCorruption(let movedTo, let cause): "the cache database was unusable (\(cause)); moved to \(movedTo) and rebuilt"
         case .encoding(let description): "cannot encode the value: \(description)"

@@ -49,7 +49,7 @@ enum DownloadToFile {
                 guard #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) else {
                     throw BenchFailure(description: "URLSession's async download needs macOS 12 or later")
                 }
-                let (location, response) = try await session.download(for: URLRequest(url: URL(string: url)!))
+                let (location, response) = try await session.download(for: URLRequest(url: URL(string: url)!))  // available: checked above
                 guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchFailure(description: "status") }
                 try? FileManager.default.removeItem(at: destination)
                 try FileManager.default.moveItem(at: location, to: destination)

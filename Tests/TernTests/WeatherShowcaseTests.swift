@@ -17,11 +17,14 @@ import Testing
         return executable
     }
 
-    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         let executable = try executable()
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -90,6 +93,20 @@ import Testing
         #expect(again[cached.upperBound..<fresh.lowerBound].components(separatedBy: "· cached").count == 5, "\(again)")
         #expect(!again[fresh.upperBound...].contains("· cached") && again.contains("4 cities refreshed"))
     }
+
+    #if os(Linux)
+    /// Where SQLite cannot be loaded (`TERN_SQLITE=none` stands in for a machine without
+    /// libsqlite3.so.0), requests still work and the response cache is the memory level alone,
+    /// with one notice that says so.
+    @Test func withoutSQLiteTheAppRunsOnAMemoryCacheAndSaysSoOnce() async throws {
+        let (status, output) = try await Self.run(["--data-dir", Self.dataDirectory()], environment: ["TERN_SQLITE": "none"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("4 cities refreshed concurrently"), "\(output)")
+        let notices = output.components(separatedBy: "\n").filter { $0.contains("SQLite is unavailable") }
+        #expect(notices.count == 1, "\(output)")
+        #expect(notices.first?.contains("caching in memory only") == true && notices.first?.contains("trying again") == false)
+    }
+    #endif
 
     @Test func anUnreachableServerShowsCachedDataMarkedStale() async throws {
         let server = try await Self.startServer()

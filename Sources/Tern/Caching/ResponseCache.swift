@@ -63,8 +63,9 @@ final class ResponseCache: Sendable {
                     return cache
                 } catch {
                     if firstFailure {
-                        let message = "Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory "
-                            + "only, trying again every \(Int(reopenDelay)) s\n"
+                        // Without SQLite a later attempt cannot succeed: no promise to try again.
+                        let retry = if case .sqliteUnavailable? = error as? CacheError { "" } else { ", trying again every \(Int(reopenDelay)) s" }
+                        let message = "Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory only\(retry)\n"
                         FileHandle.standardError.write(Data(message.utf8))
                     }
                     state = .unavailable(since: DispatchTime.now().uptimeNanoseconds)

@@ -15,7 +15,7 @@ import Foundation
 /// Thread safety: safe to use from any thread.
 public final class Client: Sendable {
     /// The library version, sent in the default `User-Agent`.
-    public static let version = "0.1.0"
+    public static let version = "0.9.0"
 
     /// The shared client: default configuration, one session for the whole process; its one-line
     /// `get` calls cancel an older identical GET (`oneLineGetStrategy = .cancelOlder`).

@@ -73,10 +73,12 @@ public final class DiskCache: Sendable {
     /// Opens the cache in `directory`, creating it if needed, or returns the instance already open there.
     /// A database that is unreadable or corrupt is moved aside and rebuilt (reported through
     /// `configuration.onEvent`), never a crash.
-    /// - Throws: `CacheError.io` when the directory cannot be created, `.sqlite` when SQLite
-    ///   cannot open a database there.
+    /// - Throws: `CacheError.sqliteUnavailable` (before anything is created) when SQLite cannot be
+    ///   loaded, `.io` when the directory cannot be created, `.sqlite` when SQLite cannot open a
+    ///   database there.
     public static func open(_ directory: URL, configuration: Configuration = Configuration()) throws(CacheError) -> DiskCache {
-        try OpenStores.shared.instance(for: directory.standardizedFileURL) { () throws(CacheError) in
+        _ = try SQLiteLibrary.shared()
+        return try OpenStores.shared.instance(for: directory.standardizedFileURL) { () throws(CacheError) in
             try DiskCache(directory: directory.standardizedFileURL, configuration: configuration)
         }
     }

@@ -1,8 +1,3 @@
-#if canImport(SQLite3)
-import SQLite3
-#else
-import CSQLite
-#endif
 import Foundation
 
 /// One SQLite connection and its prepared statements, cached by SQL text: the only code in Tern
@@ -13,25 +8,30 @@ import Foundation
 /// SQLite with the same pragmas as the baseline of the disk cache benchmark.
 package final class SQLiteDatabase {
     let path: String
+    private let sqlite: SQLiteLibrary
     private var connection: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating if needed) the database at `path`.
+    /// Opens (creating if needed) the database at `path`; `.sqliteUnavailable` where SQLite
+    /// cannot be loaded.
     package init(path: String) throws(CacheError) {
         self.path = path
+        let sqlite = try SQLiteLibrary.shared()
+        self.sqlite = sqlite
         var connection: OpaquePointer?
-        let code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        guard code == SQLITE_OK, let connection else {
-            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
-            sqlite3_close_v2(connection)
+        let flags = SQLiteConstant.openReadWrite | SQLiteConstant.openCreate | SQLiteConstant.openNoMutex
+        let code = sqlite.open(path, &connection, flags, nil)
+        guard code == SQLiteConstant.ok, let connection else {
+            let message = Self.message(sqlite, connection, code)
+            _ = sqlite.close(connection)
             throw .sqlite(code: code, message: message, operation: "open \(path)")
         }
         self.connection = connection
-        sqlite3_extended_result_codes(connection, 1)
+        _ = sqlite.extendedResultCodes(connection, 1)
         // Another connection to the same file (a store being closed, whose last connection
         // checkpoints the WAL under an exclusive lock, or another process) holds its locks for
         // milliseconds: wait for them instead of failing at once with SQLITE_BUSY.
-        sqlite3_busy_timeout(connection, Self.busyTimeoutMilliseconds)
+        _ = sqlite.busyTimeout(connection, Self.busyTimeoutMilliseconds)
     }
 
     /// How long a statement waits for another connection's lock before it fails with SQLITE_BUSY.
@@ -41,16 +41,16 @@ package final class SQLiteDatabase {
 
     /// Finalizes every statement and closes the connection; later calls fail with SQLITE_MISUSE.
     func close() {
-        statements.values.forEach { sqlite3_finalize($0) }
+        statements.values.forEach { _ = sqlite.finalize($0) }
         statements = [:]
-        sqlite3_close_v2(connection)
+        _ = sqlite.close(connection)
         connection = nil
     }
 
     /// Runs one or more statements that return no rows (pragmas, schema, transactions).
     package func execute(_ sql: String) throws(CacheError) {
-        let code = sqlite3_exec(connection, sql, nil, nil, nil)
-        guard code == SQLITE_OK else { throw error(code, sql) }
+        let code = sqlite.exec(connection, sql, nil, nil, nil)
+        guard code == SQLiteConstant.ok else { throw error(code, sql) }
     }
 
     /// Runs `sql` (cached), lets `bind` bind its parameters, and calls `row` for each result row.
@@ -59,15 +59,15 @@ package final class SQLiteDatabase {
                row: (Statement) throws(CacheError) -> Void = { _ in }) throws(CacheError) {
         let statement = try prepared(sql)
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            _ = sqlite.reset(statement)
+            _ = sqlite.clearBindings(statement)
         }
-        let wrapper = Statement(pointer: statement)
+        let wrapper = Statement(sqlite: sqlite, pointer: statement)
         try bind(wrapper)
         while true {
-            let code = sqlite3_step(statement)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else { throw error(code, sql) }
+            let code = sqlite.step(statement)
+            if code == SQLiteConstant.done { return }
+            guard code == SQLiteConstant.row else { throw error(code, sql) }
             try row(wrapper)
         }
     }
@@ -80,83 +80,90 @@ package final class SQLiteDatabase {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    var changes: Int { Int(sqlite3_changes(connection)) }
+    var changes: Int { Int(sqlite.changes(connection)) }
 
     private func prepared(_ sql: String) throws(CacheError) -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
-        let code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
-        guard code == SQLITE_OK, let statement else { throw error(code, sql) }
+        let code = sqlite.prepare(connection, sql, -1, &statement, nil)
+        guard code == SQLiteConstant.ok, let statement else { throw error(code, sql) }
         statements[sql] = statement
         return statement
     }
 
     private func error(_ code: Int32, _ sql: String) -> CacheError {
-        let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
-        return .sqlite(code: code, message: message, operation: sql.split(separator: " ").prefix(4).joined(separator: " "))
+        .sqlite(code: code, message: Self.message(sqlite, connection, code),
+                operation: sql.split(separator: " ").prefix(4).joined(separator: " "))
+    }
+
+    /// The connection's last error message, or the generic text for `code` without a connection.
+    private static func message(_ sqlite: SQLiteLibrary, _ connection: OpaquePointer?, _ code: Int32) -> String {
+        let text = connection.map { sqlite.errorMessage($0) } ?? sqlite.errorString(code)
+        return text.map { String(cString: $0) } ?? "SQLite error \(code)"
     }
 
     /// Whether `code` (possibly extended) says the database file is corrupt or not a database.
     static func isCorruption(_ code: Int32) -> Bool {
         let primary = code & 0xFF
-        return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
+        return primary == SQLiteConstant.corrupt || primary == SQLiteConstant.notADatabase
     }
 }
 
 /// A prepared statement during one `SQLiteDatabase.query`: parameter binding and column reading.
 package struct Statement {
+    fileprivate let sqlite: SQLiteLibrary
     fileprivate let pointer: OpaquePointer
 
     /// SQLite copies the bytes (`SQLITE_TRANSIENT`).
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    private static let transient = unsafeBitCast(-1, to: SQLiteLibrary.Destructor.self)
 
-    package func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(pointer, index, value) }
+    package func bind(_ index: Int32, _ value: Int64) { _ = sqlite.bindInt64(pointer, index, value) }
     /// Binds text by its UTF-8 length, so that a key with an embedded NUL is stored whole.
     package func bind(_ index: Int32, _ value: String) {
         var value = value
-        _ = value.withUTF8 { utf8 in
+        value.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { text in
                 // A nil pointer would bind NULL: an empty key is bound as an empty static string.
                 if let start = text.baseAddress {
-                    sqlite3_bind_text(pointer, index, start, Int32(text.count), Self.transient)
+                    _ = sqlite.bindText(pointer, index, start, Int32(text.count), Self.transient)
                 } else {
-                    sqlite3_bind_text(pointer, index, "", 0, nil)
+                    _ = sqlite.bindText(pointer, index, "", 0, nil)
                 }
             }
         }
     }
-    package func bindNull(_ index: Int32) { sqlite3_bind_null(pointer, index) }
+    package func bindNull(_ index: Int32) { _ = sqlite.bindNull(pointer, index) }
 
     /// Binds a copy of `data` (NULL when nil; an empty blob, not NULL, when empty).
     package func bind(_ index: Int32, _ data: Data?) {
         guard let data else { return bindNull(index) }
         guard !data.isEmpty else { return bindStatic(index, UnsafeRawBufferPointer(start: nil, count: 0)) }
-        _ = data.withUnsafeBytes { sqlite3_bind_blob(pointer, index, $0.baseAddress, Int32($0.count), Self.transient) }
+        _ = data.withUnsafeBytes { sqlite.bindBlob(pointer, index, $0.baseAddress, Int32($0.count), Self.transient) }
     }
 
     /// Binds `bytes` without copying; they must stay valid until the query ends.
     package func bindStatic(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
         if bytes.isEmpty || bytes.baseAddress == nil {
-            sqlite3_bind_zeroblob(pointer, index, 0)
+            _ = sqlite.bindZeroBlob(pointer, index, 0)
         } else {
-            sqlite3_bind_blob(pointer, index, bytes.baseAddress, Int32(bytes.count), nil)
+            _ = sqlite.bindBlob(pointer, index, bytes.baseAddress, Int32(bytes.count), nil)
         }
     }
 
-    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
-    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
+    package func int64(_ column: Int32) -> Int64 { sqlite.columnInt64(pointer, column) }
+    package func isNull(_ column: Int32) -> Bool { sqlite.columnType(pointer, column) == SQLiteConstant.nullColumn }
 
     /// The text in `column` by its byte length (embedded NULs included); nil for NULL.
     package func text(_ column: Int32) -> String? {
-        guard let text = sqlite3_column_text(pointer, column) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, column))), as: UTF8.self)
+        guard let text = sqlite.columnText(pointer, column) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite.columnBytes(pointer, column))), as: UTF8.self)
     }
 
     /// The blob in `column`, copied; nil for NULL, empty `Data` for an empty blob.
     package func data(_ column: Int32) -> Data? {
         guard !isNull(column) else { return nil }
-        let count = Int(sqlite3_column_bytes(pointer, column))
-        guard count > 0, let bytes = sqlite3_column_blob(pointer, column) else { return Data() }
+        let count = Int(sqlite.columnBytes(pointer, column))
+        guard count > 0, let bytes = sqlite.columnBlob(pointer, column) else { return Data() }
         return Data(bytes: bytes, count: count)
     }
 }

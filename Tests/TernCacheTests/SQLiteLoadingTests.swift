@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import TernCache
+
+/// SQLite is found at run time on Linux; where it is missing, the disk cache fails with a typed
+/// error that says so (the app-level fallback to memory is in `WeatherShowcaseTests`).
+@Suite struct SQLiteLoadingTests {
+    @Test func theLoadedLibraryNamesItsVersion() throws {
+        let sqlite = try SQLiteLibrary.shared()
+        #expect(sqlite.version.hasPrefix("3."), "\(sqlite.version)")
+    }
+
+    #if !canImport(SQLite3)
+    @Test func aLibraryThatCannotBeLoadedIsNamedInTheError() {
+        let result = SQLiteLibrary.load(from: ["libtern-no-such-sqlite.so.0"])
+        guard case .failure(.sqliteUnavailable(let reason)) = result else {
+            Issue.record("expected .sqliteUnavailable, got \(result)")
+            return
+        }
+        #expect(reason.contains("libtern-no-such-sqlite.so.0"), "\(reason)")
+    }
+
+    @Test func aLibraryWithoutSQLitesFunctionsIsRefused() {
+        // libm is in every Linux process and has none of SQLite's functions.
+        let result = SQLiteLibrary.load(from: ["libm.so.6"])
+        guard case .failure(.sqliteUnavailable(let reason)) = result else {
+            Issue.record("expected .sqliteUnavailable, got \(result)")
+            return
+        }
+        #expect(reason.contains("has no sqlite3_"), "\(reason)")
+    }
+    #endif
+
+    @Test func theErrorSaysWhatIsMissingAndThatTheDiskCacheNeedsIt() {
+        let error = CacheError.sqliteUnavailable(reason: "cannot load libsqlite3.so.0")
+        #expect(error.description == "SQLite is unavailable, so the disk cache cannot open: cannot load libsqlite3.so.0")
+    }
+
+    #if os(Linux)
+    /// A process in which SQLite cannot be loaded (`TERN_SQLITE=none`): opening a disk cache
+    /// fails with `.sqliteUnavailable` at once, before anything is created.
+    @Test func withoutSQLiteOpeningADiskCacheFailsWithATypedError() async throws {
+        let directory = scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = try CrashSafetyTests.writer()
+        process.arguments = [directory.path, "1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TERN_SQLITE"] = "none"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Waited for on a thread of its own, not on one of the tests' shared threads.
+        let (status, message) = await withCheckedContinuation { (continuation: CheckedContinuation<(Int32, String), Never>) in
+            Thread.detachNewThread {
+                let data = errors.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+        #expect(status == 1)
+        #expect(message == "tern-cache-writer: SQLite is unavailable, so the disk cache cannot open: TERN_SQLITE=none\n")
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
+    #endif
+
+}
