@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 import Foundation
 import Testing
 import Tern
@@ -6,6 +7,7 @@ import TernCache
 
 // The README's code samples, compiled here; ReadmeExamplesTests checks that every ```swift block
 // of the README appears in this file verbatim (indentation aside), and runs them against httpbin.
+// Not reformatted (swift-format-ignore-file above): the README shows the lines as written here.
 
 struct City: Decodable, Sendable { let name: String }
 func show(_ json: JSON) {}
@@ -372,8 +374,17 @@ func readmeCrawl(_ api: Client, pages: [String]) async throws -> [JSON] {
         let normalizedSource = Self.normalize(source)
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         #expect(blocks.count >= 4)
-        for block in blocks {
+        // Fragments of a user's Package.swift cannot compile here; their products must be ours.
+        let (manifests, samples) = (blocks.filter { $0.hasPrefix("// Package.swift\n") }, blocks.filter { !$0.hasPrefix("// Package.swift\n") })
+        for block in samples {
             #expect(normalizedSource.contains(Self.normalize(block)), "README sample not compiled here:\n\(block)")
+        }
+        #expect(!manifests.isEmpty, "the README shows no Package.swift lines to install Tern")
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for block in manifests {
+            for product in block.components(separatedBy: ".product(name: \"").dropFirst().map({ $0.prefix { $0 != "\"" } }) {
+                #expect(manifest.contains(".library(name: \"\(product)\""), "the README installs \(product), which Package.swift does not offer")
+            }
         }
     }
 
