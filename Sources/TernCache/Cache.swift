@@ -55,8 +55,10 @@ public final class Cache: Sendable {
     ///   - memoryAgeLimit: Seconds an item stays in memory after its last access.
     ///   - disk: The disk level's configuration.
     /// - Throws: What `DiskCache.open` throws.
-    public init(directory: URL, memoryCountLimit: Int = .max, memoryCostLimit: Int = 32 << 20,
-                memoryAgeLimit: TimeInterval = .infinity, disk: DiskCache.Configuration = DiskCache.Configuration()) throws(CacheError) {
+    public init(
+        directory: URL, memoryCountLimit: Int = .max, memoryCostLimit: Int = 32 << 20,
+        memoryAgeLimit: TimeInterval = .infinity, disk: DiskCache.Configuration = DiskCache.Configuration()
+    ) throws(CacheError) {
         memory = MemoryCache(countLimit: memoryCountLimit, costLimit: memoryCostLimit, ageLimit: memoryAgeLimit)
         self.disk = try DiskCache.open(directory, configuration: disk)
     }
@@ -107,8 +109,12 @@ public final class Cache: Sendable {
     }
 
     /// `setData(_:forKey:extendedData:in:)` with the disk write off the caller's thread.
-    public func writeData(_ data: Data, forKey key: String, extendedData: Data? = nil, in levels: CacheLevels = .both) async throws(CacheError) {
-        try await DiskCache.onIOQueue { [self] () throws(CacheError) in try setData(data, forKey: key, extendedData: extendedData, in: levels) }
+    public func writeData(
+        _ data: Data, forKey key: String, extendedData: Data? = nil, in levels: CacheLevels = .both
+    ) async throws(CacheError) {
+        try await DiskCache.onIOQueue { [self] () throws(CacheError) in
+            try setData(data, forKey: key, extendedData: extendedData, in: levels)
+        }
     }
 }
 

@@ -19,8 +19,10 @@ public struct StubMatcher: Sendable, CustomStringConvertible {
     public var body: BodyCondition?
 
     /// Creates a matcher; the defaults match every request.
-    public init(method: HTTPMethod? = nil, host: String? = nil, path: PathPattern? = nil,
-                query: [String: String] = [:], body: BodyCondition? = nil) {
+    public init(
+        method: HTTPMethod? = nil, host: String? = nil, path: PathPattern? = nil,
+        query: [String: String] = [:], body: BodyCondition? = nil
+    ) {
         self.method = method
         self.host = host
         self.path = path

@@ -21,8 +21,10 @@ public struct StubResponse: Sendable {
     public var chunkInterval: TimeInterval
 
     /// Creates a response.
-    public init(status: Int = 200, headers: [String: String] = [:], body: Data = Data(), failure: URLError? = nil,
-                delay: TimeInterval = 0, chunks: Int = 1, chunkInterval: TimeInterval = 0) {
+    public init(
+        status: Int = 200, headers: [String: String] = [:], body: Data = Data(), failure: URLError? = nil,
+        delay: TimeInterval = 0, chunks: Int = 1, chunkInterval: TimeInterval = 0
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -36,8 +38,9 @@ public struct StubResponse: Sendable {
     public static func json<Value: Encodable>(_ value: Value, status: Int = 200) -> StubResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return StubResponse(status: status, headers: ["Content-Type": "application/json"],
-                            body: (try? encoder.encode(value)) ?? Data("null".utf8))
+        return StubResponse(
+            status: status, headers: ["Content-Type": "application/json"],
+            body: (try? encoder.encode(value)) ?? Data("null".utf8))
     }
 
     /// A JSON body written as text.

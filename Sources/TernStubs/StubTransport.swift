@@ -91,8 +91,10 @@ public final class StubTransport: Transport {
     /// Stubs keep no resources; nothing to invalidate.
     public func invalidate() {}
 
-    private func deliver(_ response: StubResponse, for request: URLRequest, destination: TransportRequest.Destination,
-                         to task: StubTask) {
+    private func deliver(
+        _ response: StubResponse, for request: URLRequest, destination: TransportRequest.Destination,
+        to task: StubTask
+    ) {
         task.queue.asyncAfter(deadline: .now() + response.delay) { [self] in
             if let failure = response.failure { return task.finish(failure) }
             // Like a server, state the body's length unless the stub chose otherwise: progress
@@ -102,7 +104,7 @@ public final class StubTransport: Transport {
                 headers["Content-Length"] = String(response.body.count)
             }
             guard let url = request.url,
-                  let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
+                let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)
             else { return task.finish(URLError(.badServerResponse)) }
             var file: URL?
             switch destination {

@@ -35,8 +35,10 @@ enum CacheHits {
         ]
         for (name, client, measure) in rows {
             let (samples, sources) = measure(client, count)
-            print(String(format: "| %@ | %.1f | %.1f | %.1f | %@ |", name as NSString, samples.percentile(50), samples.percentile(90),
-                         samples.percentile(99), sources.sorted().joined(separator: ", ") as NSString))
+            print(
+                String(
+                    format: "| %@ | %.1f | %.1f | %.1f | %@ |", name as NSString, samples.percentile(50), samples.percentile(90),
+                    samples.percentile(99), sources.sorted().joined(separator: ", ") as NSString))
         }
     }
 

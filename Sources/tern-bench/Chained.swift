@@ -78,7 +78,8 @@ enum Chained {
             start(made)
         }
         let elapsed = now() - began
-        return RoundResult(metrics: ["req_per_s": Double(count) / elapsed, "cpu_us_per_req": (cpuSeconds() - cpuStart) / Double(count) * 1e6],
-                           failures: chain?.failures ?? count)
+        return RoundResult(
+            metrics: ["req_per_s": Double(count) / elapsed, "cpu_us_per_req": (cpuSeconds() - cpuStart) / Double(count) * 1e6],
+            failures: chain?.failures ?? count)
     }
 }

@@ -7,7 +7,8 @@ enum CurlCommandLine {
     /// of `count` URLs minus a run of one, over `count - 1`); nil where there is no `curl` command.
     static func perRequest(url: String, count: Int) -> (wallMicroseconds: Double, cpuMicroseconds: Double)? {
         guard let tool = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first(where: FileManager.default.isExecutableFile),
-              let many = run(tool, url: url, count: count), let one = run(tool, url: url, count: 1) else { return nil }
+            let many = run(tool, url: url, count: count), let one = run(tool, url: url, count: 1)
+        else { return nil }
         let requests = Double(max(1, count - 1))
         return ((many.wall - one.wall) / requests * 1e6, (many.cpu - one.cpu) / requests * 1e6)
     }

@@ -13,8 +13,10 @@ enum DownloadToFile {
 
     /// Parent: runs `rounds` rounds of both children and prints the table (or JSON lines).
     static func run(baseURL: String, rounds: Int, count: Int, json: Bool) throws {
-        var entries = ["mb_per_s": Entry(workload: "download-file-100mb", metric: "mb_per_s", better: "higher"),
-                       "peak_rss_mb": Entry(workload: "download-file-100mb", metric: "peak_rss_mb", better: "lower")]
+        var entries = [
+            "mb_per_s": Entry(workload: "download-file-100mb", metric: "mb_per_s", better: "higher"),
+            "peak_rss_mb": Entry(workload: "download-file-100mb", metric: "peak_rss_mb", better: "lower"),
+        ]
         for round in 0..<rounds {
             for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {
                 let output = try runChild(["--base-url", baseURL, "--download-file-child", name, "--count", String(count)])

@@ -92,8 +92,10 @@ enum Drivers {
     /// Tern on URLSession against URLSession's completion-handler API, same configuration.
     static func closureBaseline() -> (tern: any Driver, baseline: any Driver) {
         let configuration = onURLSession()
-        return (TernDriver(client: Client(configuration: configuration)),
-                ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())))
+        return (
+            TernDriver(client: Client(configuration: configuration)),
+            ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration()))
+        )
     }
 
     /// Tern on its libcurl transport against URLSession's async API, same wire headers and
@@ -105,8 +107,10 @@ enum Drivers {
         guard let transport = CurlTransport.make(configuration: configuration) else { return nil }
         var onCurl = configuration
         onCurl.transport = transport
-        return (TernDriver(name: "tern", client: Client(configuration: onCurl)),
-                SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())))
+        return (
+            TernDriver(name: "tern", client: Client(configuration: onCurl)),
+            SessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration()))
+        )
         #else
         return nil
         #endif

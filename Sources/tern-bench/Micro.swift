@@ -8,8 +8,9 @@ import Tern
 /// cost per request with no network and no URLSession underneath.
 struct InstantTransport: Transport {
     func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: "HTTP/1.1",
-                                       headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
+        let response = HTTPURLResponse(
+            url: request.urlRequest.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+            headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
         events(.response(response))
         events(.data(Data("{}".utf8)))
         events(.completed(nil))
@@ -49,8 +50,9 @@ enum Micro {
                 _ = await withCheckedContinuation { continuation in
                     queue.async {
                         let url = URL(string: "http://127.0.0.1:1/tiny.json")!
-                        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
-                                                       headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
+                        let response = HTTPURLResponse(
+                            url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                            headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
                         continuation.resume(returning: (response, Data("{}".utf8)))
                     }
                 }
@@ -59,7 +61,9 @@ enum Micro {
         await measure("async send, Data, queued transport") {
             for _ in 0..<count { _ = try? await queued.send(Request<Data>("tiny.json")) }
         }
-        let untimed = Client(baseURL: "http://127.0.0.1:1") { $0.transport = QueuedTransport(); $0.timeout = .infinity }
+        let untimed = Client(baseURL: "http://127.0.0.1:1") {
+            $0.transport = QueuedTransport(); $0.timeout = .infinity
+        }
         await measure("async send, Data, queued, no deadline") {
             for _ in 0..<count { _ = try? await untimed.send(Request<Data>("tiny.json")) }
         }
@@ -145,8 +149,10 @@ enum Micro {
             let rounds = max(1, count / (kilobytes * 8))
             let cpu = cpuSeconds()
             for _ in 0..<rounds { _ = try? JSON(data: body) }
-            print(String(format: "%-40@ %8.2f µs CPU per op", "JSON parse \(body.count) bytes" as NSString,
-                         (cpuSeconds() - cpu) / Double(rounds) * 1e6))
+            print(
+                String(
+                    format: "%-40@ %8.2f µs CPU per op", "JSON parse \(body.count) bytes" as NSString,
+                    (cpuSeconds() - cpu) / Double(rounds) * 1e6))
         }
     }
 }

@@ -35,8 +35,10 @@ enum Report {
     static func table(_ entries: [Entry]) -> String {
         var lines = [row("workload", "metric", "tern: median (min–max)", "urlsession: median (min–max)", "ratio", "paired", "better")]
         for entry in entries {
-            lines.append(row(entry.workload, entry.metric, spread(entry.tern), spread(entry.baseline),
-                             String(format: "%.3f", entry.ratio), String(format: "%.3f", entry.pairedRatio), entry.better))
+            lines.append(
+                row(
+                    entry.workload, entry.metric, spread(entry.tern), spread(entry.baseline),
+                    String(format: "%.3f", entry.ratio), String(format: "%.3f", entry.pairedRatio), entry.better))
         }
         return lines.joined(separator: "\n")
     }

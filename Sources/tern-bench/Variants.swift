@@ -53,15 +53,20 @@ enum Variants {
         ]
         let (cpu, rate) = await interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         for driver in drivers {
-            print(String(format: "%-22@ %7.1f µs CPU/req  %7.0f req/s", driver.name as NSString,
-                         cpu[driver.name]!.median, rate[driver.name]!.median))
+            print(
+                String(
+                    format: "%-22@ %7.1f µs CPU/req  %7.0f req/s", driver.name as NSString,
+                    cpu[driver.name]!.median, rate[driver.name]!.median))
         }
     }
 
     /// The sequential workload through each driver, rounds interleaved (alternating order):
     /// CPU µs per request and requests per second of every round, by driver name.
-    static func interleaved(_ drivers: [any Driver], workloads: Workloads, count: Int, rounds: Int) async
-        -> (cpu: [String: [Double]], rate: [String: [Double]]) {
+    static func interleaved(
+        _ drivers: [any Driver], workloads: Workloads, count: Int, rounds: Int
+    ) async
+        -> (cpu: [String: [Double]], rate: [String: [Double]])
+    {
         var cpu: [String: [Double]] = [:]
         var rate: [String: [Double]] = [:]
         for driver in drivers { _ = await workloads.sequential(driver, count: 50) }
@@ -83,23 +88,29 @@ enum HookCost {
     static func run(workloads: Workloads, count: Int, rounds: Int) async {
         let drivers: [any Driver] = [
             TernDriver(name: "tern (no hooks)", client: Client(configuration: ClientConfiguration())),
-            TernDriver(name: "tern + parameter hook", client: Client(baseURL: nil) { configuration in
-                configuration.hooks.rewriteParameters { $0.query["device_id"] = "bench" }
-            }),
-            TernDriver(name: "tern + async adapter", client: Client(baseURL: nil) { configuration in
-                configuration.hooks.adapt { request, _ in
-                    var request = request
-                    request.setValue("bench", forHTTPHeaderField: "X-Device")
-                    return request
-                }
-            }),
+            TernDriver(
+                name: "tern + parameter hook",
+                client: Client(baseURL: nil) { configuration in
+                    configuration.hooks.rewriteParameters { $0.query["device_id"] = "bench" }
+                }),
+            TernDriver(
+                name: "tern + async adapter",
+                client: Client(baseURL: nil) { configuration in
+                    configuration.hooks.adapt { request, _ in
+                        var request = request
+                        request.setValue("bench", forHTTPHeaderField: "X-Device")
+                        return request
+                    }
+                }),
         ]
         let (cpu, rate) = await Variants.interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         let plain = cpu[drivers[0].name]!.median
         for driver in drivers {
             let median = cpu[driver.name]!.median
-            print(String(format: "%-24@ %7.1f µs CPU/req (%+6.1f)  %7.0f req/s", driver.name as NSString, median, median - plain,
-                         rate[driver.name]!.median))
+            print(
+                String(
+                    format: "%-24@ %7.1f µs CPU/req (%+6.1f)  %7.0f req/s", driver.name as NSString, median, median - plain,
+                    rate[driver.name]!.median))
         }
     }
 }

@@ -26,12 +26,13 @@ struct Workloads {
         }
         let elapsed = now() - start
         let cpu = cpuSeconds() - cpuStart
-        return RoundResult(metrics: [
-            "req_per_s": Double(count) / elapsed,
-            "p50_us": latencies.percentile(50) * 1e6,
-            "p99_us": latencies.percentile(99) * 1e6,
-            "cpu_us_per_req": cpu / Double(count) * 1e6,
-        ], failures: failures)
+        return RoundResult(
+            metrics: [
+                "req_per_s": Double(count) / elapsed,
+                "p50_us": latencies.percentile(50) * 1e6,
+                "p99_us": latencies.percentile(99) * 1e6,
+                "cpu_us_per_req": cpu / Double(count) * 1e6,
+            ], failures: failures)
     }
 
     /// `count` GETs of the 2-byte body with `inFlight` requests outstanding at all times.
@@ -55,10 +56,11 @@ struct Workloads {
         }
         let elapsed = now() - start
         let cpu = cpuSeconds() - cpuStart
-        return RoundResult(metrics: [
-            "req_per_s": Double(count) / elapsed,
-            "cpu_us_per_req": cpu / Double(count) * 1e6,
-        ], failures: failures)
+        return RoundResult(
+            metrics: [
+                "req_per_s": Double(count) / elapsed,
+                "cpu_us_per_req": cpu / Double(count) * 1e6,
+            ], failures: failures)
     }
 
     /// `count` sequential downloads of the 10 MB file: MB/s.

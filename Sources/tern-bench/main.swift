@@ -109,7 +109,9 @@ if let child = options.downloadFileChild {
     exit(0)
 }
 if options.downloadFile {
-    log("== download-file-100mb: 100 MB to a file (×\(options.scale < 1 ? 1 : 3) per round), Tern's Request.download vs URLSession's download task, a child process each")
+    log(
+        "== download-file-100mb: 100 MB to a file (×\(options.scale < 1 ? 1 : 3) per round), Tern's Request.download vs URLSession's download task, a child process each"
+    )
     try DownloadToFile.run(baseURL: options.baseURL, rounds: options.rounds, count: options.scale < 1 ? 1 : 3, json: options.json)
     exit(0)
 }
@@ -185,8 +187,10 @@ func runChild(_ arguments: [String]) throws -> String {
 }
 
 /// Runs `body` for both drivers in every round, alternating which goes first.
-@MainActor func interleave(_ workload: String, _ pair: (tern: any Driver, baseline: any Driver),
-                _ body: (any Driver) async -> RoundResult) async {
+@MainActor func interleave(
+    _ workload: String, _ pair: (tern: any Driver, baseline: any Driver),
+    _ body: (any Driver) async -> RoundResult
+) async {
     // Warm up both: connections, lazy initialisation.
     _ = await workloads.sequential(pair.tern, count: 50)
     _ = await workloads.sequential(pair.baseline, count: 50)
@@ -244,7 +248,9 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
     await interleave("download-10mb-curl", curl) { await workloads.downloads($0, count: options.count(20)) }
     #if os(Linux)
     if let executor = curl.tern.taskExecutor {
-        log("== seq-curl-executor: \(options.count(2_000)) sequential GETs, Tern's from a task on its libcurl loop (withTaskExecutorPreference(client.taskExecutor))")
+        log(
+            "== seq-curl-executor: \(options.count(2_000)) sequential GETs, Tern's from a task on its libcurl loop (withTaskExecutorPreference(client.taskExecutor))"
+        )
         await interleave("seq-curl-executor", curl) { driver in
             guard driver.name == "tern" else { return await workloads.sequential(driver, count: options.count(2_000)) }
             return await withTaskExecutorPreference(executor) { await workloads.sequential(driver, count: options.count(2_000)) }
@@ -259,27 +265,37 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
             break
         }
         let tern = await workloads.sequential(curl.tern, count: count)
-        let ternFigures = ["us_per_req": 1e6 / (tern.metrics["req_per_s"] ?? .nan), "cpu_us_per_req": tern.metrics["cpu_us_per_req"] ?? .nan]
+        let ternFigures = [
+            "us_per_req": 1e6 / (tern.metrics["req_per_s"] ?? .nan), "cpu_us_per_req": tern.metrics["cpu_us_per_req"] ?? .nan,
+        ]
         record("seq-curl-cli", "tern", RoundResult(metrics: ternFigures, failures: tern.failures), better: higher)
-        record("seq-curl-cli", "urlsession", RoundResult(metrics: ["us_per_req": cli.wallMicroseconds, "cpu_us_per_req": cli.cpuMicroseconds],
-                                                         failures: 0), better: higher)
+        record(
+            "seq-curl-cli", "urlsession",
+            RoundResult(
+                metrics: ["us_per_req": cli.wallMicroseconds, "cpu_us_per_req": cli.cpuMicroseconds],
+                failures: 0), better: higher)
         log("  seq-curl-cli: round \(round + 1)/\(options.rounds) done")
     }
     if let client = Chained.curlClient() {
-        log("== seq-chained-curl: \(options.count(2_000)) sequential GETs, each completion sending the next (Tern's closure API, .immediate, on libcurl; URLSession's completion handler)")
+        log(
+            "== seq-chained-curl: \(options.count(2_000)) sequential GETs, each completion sending the next (Tern's closure API, .immediate, on libcurl; URLSession's completion handler)"
+        )
         let session = URLSession(configuration: ClientConfiguration().makeSessionConfiguration())
         let url = options.baseURL + "/tiny.json"
         // The drivers name the sides and warm up this client and this session; the rounds chain.
         await interleave("seq-chained-curl", (TernDriver(client: client), SessionDriver(session: session))) { driver in
-            driver.name == "tern" ? await Chained.tern(client, url: url, count: options.count(2_000))
-                                  : await Chained.urlSession(session, url: url, count: options.count(2_000))
+            driver.name == "tern"
+                ? await Chained.tern(client, url: url, count: options.count(2_000))
+                : await Chained.urlSession(session, url: url, count: options.count(2_000))
         }
     }
 } else {
     log("== no libcurl transport here (Linux only; see CurlTransport.unavailableReason)")
 }
 
-log("== 64-rss: peak RSS of a child process running the 64-in-flight workload; rss-curl: Tern on libcurl against URLSession, each child running seq, 64 in flight and the 10 MB downloads")
+log(
+    "== 64-rss: peak RSS of a child process running the 64-in-flight workload; rss-curl: Tern on libcurl against URLSession, each child running seq, 64 in flight and the 10 MB downloads"
+)
 for round in 0..<options.rounds {
     let children = Drivers.curl() == nil ? ["tern", "urlsession"] : ["tern", "urlsession", "tern-curl-full", "urlsession-full"]
     for name in round.isMultiple(of: 2) ? children : children.reversed() {
@@ -310,8 +326,9 @@ if options.json {
     print(Report.table(ordered))
     let seqCPU = entries["seq/cpu_us_per_req"].map { $0.tern.median - $0.baseline.median } ?? .nan
     print(String(format: "\nadded client CPU per request (seq, median tern − urlsession): %.1f µs", seqCPU))
-    print("ratio = tern median / urlsession median; paired = median of per-round ratios; " +
-          "better: higher → ratio > 1 favours Tern, lower → ratio < 1 favours Tern")
+    print(
+        "ratio = tern median / urlsession median; paired = median of per-round ratios; "
+            + "better: higher → ratio > 1 favours Tern, lower → ratio < 1 favours Tern")
 }
 log("failures (non-200 or wrong length): tern \(failures["tern"] ?? 0), urlsession \(failures["urlsession"] ?? 0)")
 if failures.values.contains(where: { $0 > 0 }) { exit(1) }

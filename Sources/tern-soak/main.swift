@@ -32,7 +32,8 @@ struct Options {
             case "--seed": seed = UInt64(iterator.next() ?? "") ?? seed
             case "--raw": raw = true
             default:
-                FileHandle.standardError.write(Data("usage: tern-soak --base-url URL [--count N] [--in-flight N] [--seed N] [--raw]\n".utf8))
+                FileHandle.standardError.write(
+                    Data("usage: tern-soak --base-url URL [--count N] [--in-flight N] [--seed N] [--raw]\n".utf8))
                 exit(2)
             }
         }
@@ -90,7 +91,9 @@ func makeJob(_ index: Int, base: String, random: inout SplitMix) -> Job {
         job.cache = CachePolicy(read: modes[random.next(modes.count)], write: writes[random.next(writes.count)], maxAge: 0.5)
     }
     if method == "GET", random.next(5) == 0 { job.strategy = [.share, .cancelOlder, .ignoreNewer][random.next(3)] }
-    if index % 1_000 == 999 { job = Job(path: "/huge?announce=2147483648", method: "GET", body: nil, cancelAfter: nil, timeout: 10, limit: 1 << 20) }
+    if index % 1_000 == 999 {
+        job = Job(path: "/huge?announce=2147483648", method: "GET", body: nil, cancelAfter: nil, timeout: 10, limit: 1 << 20)
+    }
     return job
 }
 
@@ -194,8 +197,12 @@ let running = options.raw ? 0 : client.runningRequests.count
 let rss = residentMegabytes()
 let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("tmp").path))?.count ?? 0
 try? FileManager.default.removeItem(at: cacheDirectory)
-print("tern-soak \(options.raw ? "raw URLSession" : "Tern"): \(options.count) requests, \(options.inFlight) in flight, \(String(format: "%.1f", seconds)) s (\(Int(Double(options.count) / seconds)) req/s)")
-print("ended once: \(counts.count - missing - doubled), missing: \(missing), doubled: \(doubled), still registered: \(running), cache temp files left: \(leftovers)")
+print(
+    "tern-soak \(options.raw ? "raw URLSession" : "Tern"): \(options.count) requests, \(options.inFlight) in flight, \(String(format: "%.1f", seconds)) s (\(Int(Double(options.count) / seconds)) req/s)"
+)
+print(
+    "ended once: \(counts.count - missing - doubled), missing: \(missing), doubled: \(doubled), still registered: \(running), cache temp files left: \(leftovers)"
+)
 print(String(format: "RSS: %.1f MB after warm-up, %.1f MB at the end (+%.1f MB)", rssAfterWarmup, rss, rss - rssAfterWarmup))
 print("outcomes: " + kinds.withLock { $0 }.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 exit(missing == 0 && doubled == 0 && running == 0 && leftovers == 0 ? 0 : 1)

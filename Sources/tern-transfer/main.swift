@@ -19,8 +19,10 @@ import Tern
 let arguments = Array(CommandLine.arguments.dropFirst()).filter { $0 != "--direct" }
 let direct = CommandLine.arguments.contains("--direct")
 guard arguments.count >= 2, ["download", "upload", "get"].contains(arguments[0]), let url = URL(string: arguments[1]), url.host != nil,
-      arguments[0] == "get" || arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...] | get URL [LIMIT]\n".utf8))
+    arguments[0] == "get" || arguments.count >= 3
+else {
+    FileHandle.standardError.write(
+        Data("usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...] | get URL [LIMIT]\n".utf8))
     exit(2)
 }
 let file = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : "/dev/null")
@@ -33,13 +35,15 @@ let client = Client(baseURL: nil) {
 @Sendable func show(_ progress: TransferProgress) {
     // One write per line, unbuffered: a killed process has printed every line it got to.
     let direction = progress.direction == .upload ? "up" : "down"
-    FileHandle.standardOutput.write(Data("progress \(direction) \(progress.completedBytes) \(progress.expectedBytes.map(String.init) ?? "?")\n".utf8))
+    FileHandle.standardOutput.write(
+        Data("progress \(direction) \(progress.completedBytes) \(progress.expectedBytes.map(String.init) ?? "?")\n".utf8))
 }
 
 func printPeakMemory() {
     if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-       let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-       let kilobytes = Int(line.split(separator: " ")[1]) {
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = Int(line.split(separator: " ")[1])
+    {
         print("peak-rss \(kilobytes * 1024)")
     }
 }

@@ -32,8 +32,9 @@ enum EmbeddedWeatherServer {
             var reply = StubResponse.data(radar, contentType: "image/x-portable-graymap")
             reply.headers["ETag"] = Radar.etag
             if let range = request.value(forHTTPHeaderField: "Range"), request.value(forHTTPHeaderField: "If-Range") == Radar.etag,
-               let start = Int(range.dropFirst("bytes=".count).dropLast()), range.hasPrefix("bytes="), range.hasSuffix("-"),
-               start < radar.count {
+                let start = Int(range.dropFirst("bytes=".count).dropLast()), range.hasPrefix("bytes="), range.hasSuffix("-"),
+                start < radar.count
+            {
                 reply.status = 206
                 reply.body = radar.suffix(from: start)
                 reply.headers["Content-Range"] = "bytes \(start)-\(radar.count - 1)/\(radar.count)"

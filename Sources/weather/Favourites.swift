@@ -13,7 +13,8 @@ struct Favourites {
 
     private static func defaultDirectory() -> URL {
         #if canImport(Darwin)
-        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        let support =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
             ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Application Support")
         return support.appendingPathComponent("tern-weather")
         #else

@@ -10,7 +10,8 @@ enum Radar {
     /// the same every run.
     static func image() -> Data {
         var pixels = [UInt8](repeating: 0, count: width * height)
-        for city in WeatherData.cities where city.condition.contains("rain") || city.condition.contains("showers") || city.condition.contains("snow") {
+        for city in WeatherData.cities
+        where city.condition.contains("rain") || city.condition.contains("showers") || city.condition.contains("snow") {
             let x = Int((city.longitude - 73) / 62 * Double(width)), y = Int((54 - city.latitude) / 36 * Double(height))
             let radius = 18 + city.id.unicodeScalars.reduce(0) { $0 + Int($1.value) } % 14
             for dy in -radius...radius where (0..<height).contains(y + dy) {
@@ -34,8 +35,10 @@ enum Radar {
     static func download(api: Client, to file: URL) async -> Int32 {
         let bar = ProgressBar(interactive: isatty(STDOUT_FILENO) == 1)
         let started = Date()
-        var request = Request.download("v1/radar", to: file, options: DownloadOptions(replacesExistingFile: true, isResumable: true),
-                                       timeout: 60).onProgress { bar.show($0) }
+        var request = Request.download(
+            "v1/radar", to: file, options: DownloadOptions(replacesExistingFile: true, isResumable: true),
+            timeout: 60
+        ).onProgress { bar.show($0) }
         request.group = WeatherAPI.group
         do {
             let saved = try await api.send(request).value
@@ -45,8 +48,10 @@ enum Radar {
                 return 1
             }
             let resumed = saved.resumedFrom > 0 ? ", resumed from \(saved.resumedFrom / 1024) KB" : ""
-            print(String(format: "Saved the radar image (%d × %d, %d KB%@) to %@ in %.1f s", width, height, image.count / 1024,
-                         resumed, file.path, Date().timeIntervalSince(started)))
+            print(
+                String(
+                    format: "Saved the radar image (%d × %d, %d KB%@) to %@ in %.1f s", width, height, image.count / 1024,
+                    resumed, file.path, Date().timeIntervalSince(started)))
             print(preview(pixels))
             return 0
         } catch {
@@ -69,13 +74,15 @@ enum Radar {
         let blockWidth = width / columns, blockHeight = height / rows
         let base = pixels.startIndex
         return (0..<rows).map { row in
-            "  |" + String((0..<columns).map { column -> Character in
-                var sum = 0
-                for y in row * blockHeight..<(row + 1) * blockHeight {
-                    for x in column * blockWidth..<(column + 1) * blockWidth { sum += Int(pixels[base + y * width + x]) }
-                }
-                return shades[min(shades.count - 1, sum / (blockWidth * blockHeight) * shades.count / 128)]
-            }) + "|"
+            "  |"
+                + String(
+                    (0..<columns).map { column -> Character in
+                        var sum = 0
+                        for y in row * blockHeight..<(row + 1) * blockHeight {
+                            for x in column * blockWidth..<(column + 1) * blockWidth { sum += Int(pixels[base + y * width + x]) }
+                        }
+                        return shades[min(shades.count - 1, sum / (blockWidth * blockHeight) * shades.count / 128)]
+                    }) + "|"
         }.joined(separator: "\n")
     }
 }
@@ -96,9 +103,11 @@ final class ProgressBar: @unchecked Sendable {
         guard progress.direction == .download else { return }
         let fraction = progress.fractionCompleted ?? 0
         let filled = Int(fraction * 30)
-        let line = "Radar [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] "
-            + String(format: "%3.0f%%  %d / %@ KB", fraction * 100, progress.completedBytes / 1024,
-                     progress.expectedBytes.map { String($0 / 1024) } ?? "?")
+        let line =
+            "Radar [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] "
+            + String(
+                format: "%3.0f%%  %d / %@ KB", fraction * 100, progress.completedBytes / 1024,
+                progress.expectedBytes.map { String($0 / 1024) } ?? "?")
         if interactive {
             // Unbuffered, so the line shows before its newline (earlier lines ended in one, which
             // flushed them on a terminal).

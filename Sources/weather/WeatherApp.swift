@@ -11,7 +11,10 @@ struct WeatherApp {
     /// values (from the last run) are printed at once and marked; the fresh ones follow. When the
     /// server cannot be reached, the cached values are shown marked as stale.
     func home() async -> Int32 {
-        print(isOffline ? "Tern weather — offline demo data (use --base-url URL for a real server)" : "Tern weather — \(api.configuration.baseURL ?? "")")
+        print(
+            isOffline
+                ? "Tern weather — offline demo data (use --base-url URL for a real server)"
+                : "Tern weather — \(api.configuration.baseURL ?? "")")
         if !isOffline, !NetworkMonitor.system.status.isReachable {
             print("⚠ This device is offline: cached weather is shown where there is some.")
         }
@@ -25,7 +28,8 @@ struct WeatherApp {
                     do {
                         for try await response in api.responses(for: Self.currentWeather(id)) {
                             let reply = response.value
-                            let row = Self.row(reply.city, conditionWidth: 18) + (reply.observed ?? "--:--:--") + Self.marker(response.source)
+                            let row =
+                                Self.row(reply.city, conditionWidth: 18) + (reply.observed ?? "--:--:--") + Self.marker(response.source)
                             screens.record(index, row, final: response.source != .cache)
                             if response.source == .network || response.source == .revalidated { refreshed.withLock { $0 += 1 } }
                         }

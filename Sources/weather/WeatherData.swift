@@ -65,9 +65,10 @@ enum WeatherData {
             let id = "101" + field[0] + (municipality ? "0100" : String(format: "%02d01", place))
             let latitude = Double(field[4]) ?? 0, longitude = Double(field[5]) ?? 0
             let temperature = climate(id: id, latitude: latitude, longitude: longitude)
-            return City(id: id, name: municipality ? String(field[2].dropLast()) : field[2], pinyin: field[3],
-                        province: field[1], latitude: latitude, longitude: longitude,
-                        temperature: temperature, condition: condition(id: id, latitude: latitude, temperature: temperature))
+            return City(
+                id: id, name: municipality ? String(field[2].dropLast()) : field[2], pinyin: field[3],
+                province: field[1], latitude: latitude, longitude: longitude,
+                temperature: temperature, condition: condition(id: id, latitude: latitude, temperature: temperature))
         }
     }()
 
@@ -86,9 +87,12 @@ enum WeatherData {
     }
 
     private static func condition(id: String, latitude: Double, temperature: Int) -> String {
-        let choices = temperature < 0 ? ["晴 sunny", "多云 cloudy", "雪 snow", "阴 overcast"]
-            : latitude >= 33 ? ["晴 sunny", "多云 cloudy", "霾 haze", "阴 overcast"]
-            : ["多云 cloudy", "小雨 light rain", "阵雨 showers", "晴 sunny", "阴 overcast"]
+        let choices =
+            temperature < 0
+            ? ["晴 sunny", "多云 cloudy", "雪 snow", "阴 overcast"]
+            : latitude >= 33
+                ? ["晴 sunny", "多云 cloudy", "霾 haze", "阴 overcast"]
+                : ["多云 cloudy", "小雨 light rain", "阵雨 showers", "晴 sunny", "阴 overcast"]
         return choices[seed(id) / 7 % choices.count]
     }
 
@@ -103,8 +107,9 @@ enum WeatherData {
         return (1...5).map { day in
             let swing = (seed / day + day * 7) % 7 - 3
             let high = city.temperature + 3 + swing
-            return DayForecast(day: day, high: high, low: high - 6 - (seed + day) % 4,
-                               condition: conditions[(seed + day * 3) % conditions.count])
+            return DayForecast(
+                day: day, high: high, low: high - 6 - (seed + day) % 4,
+                condition: conditions[(seed + day * 3) % conditions.count])
         }
     }
 

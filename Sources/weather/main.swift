@@ -6,16 +6,16 @@ import Tern
 // names a real server, such as scripts/weather_server.py.
 
 let usage = """
-usage: weather [--base-url URL] [--data-dir DIR] [--verbose] [command]
-  home (default)        the favourites' current weather, refreshed concurrently
-  search TEXT           cities by name, pinyin or province
-  search -i             search as you type (stale searches are cancelled)
-  detail CITY           a city's five-day forecast (id, name or pinyin)
-  fav [list | add CITY | remove CITY]
-  radar [--output FILE] download the rain radar image with a progress bar
-  export-data           the embedded dataset as JSON, for scripts/weather_server.py
-  export-radar FILE     the radar image, for scripts/weather_server.py --radar FILE
-"""
+    usage: weather [--base-url URL] [--data-dir DIR] [--verbose] [command]
+      home (default)        the favourites' current weather, refreshed concurrently
+      search TEXT           cities by name, pinyin or province
+      search -i             search as you type (stale searches are cancelled)
+      detail CITY           a city's five-day forecast (id, name or pinyin)
+      fav [list | add CITY | remove CITY]
+      radar [--output FILE] download the rain radar image with a progress bar
+      export-data           the embedded dataset as JSON, for scripts/weather_server.py
+      export-radar FILE     the radar image, for scripts/weather_server.py --radar FILE
+    """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 @MainActor func option(_ name: String) -> String? {
@@ -59,11 +59,16 @@ case "detail":
     if let name = arguments.dropFirst().first { status = await app.detail(name) } else { print("usage: weather detail CITY"); status = 2 }
 case "fav": status = app.favouritesCommand(Array(arguments.dropFirst()))
 case "radar":
-    status = await Radar.download(api: api, to: radarFile ?? app.favourites.file.deletingLastPathComponent().appendingPathComponent("radar.pgm"))
+    status = await Radar.download(
+        api: api, to: radarFile ?? app.favourites.file.deletingLastPathComponent().appendingPathComponent("radar.pgm"))
 case "export-radar":
     if let path = arguments.dropFirst().first {
-        do { try Radar.image().write(to: URL(fileURLWithPath: path)); status = 0 } catch { print("weather: \(error.localizedDescription)"); status = 1 }
-    } else { print("usage: weather export-radar FILE"); status = 2 }
+        do { try Radar.image().write(to: URL(fileURLWithPath: path)); status = 0 } catch {
+            print("weather: \(error.localizedDescription)"); status = 1
+        }
+    } else {
+        print("usage: weather export-radar FILE"); status = 2
+    }
 case "export-data":
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -10,7 +10,8 @@ import Testing
     static func writer() throws -> URL {
         var executable = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tern-cache-writer")
         if !FileManager.default.fileExists(atPath: executable.path) {
-            executable = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug/tern-cache-writer")
+            executable = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+                ".build/debug/tern-cache-writer")
         }
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the tern-cache-writer product first")
         return executable
@@ -38,7 +39,7 @@ import Testing
                 process.standardOutput = pipe
                 do {
                     try process.run()
-                    _ = pipe.fileHandleForReading.readData(ofLength: 6)   // "ready\n"
+                    _ = pipe.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
                     Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
                     kill(process.processIdentifier, SIGKILL)
                     process.waitUntilExit()
@@ -97,7 +98,9 @@ import Testing
         var contents = try Data(contentsOf: database)
         switch damage {
         case "header": contents.replaceSubrange(0..<100, with: bytes(100, seed: 99))
-        case "middle": contents.replaceSubrange(4_096..<min(contents.count, 4_096 * 40), with: Data(repeating: 0x5A, count: min(contents.count, 4_096 * 40) - 4_096))
+        case "middle":
+            contents.replaceSubrange(
+                4_096..<min(contents.count, 4_096 * 40), with: Data(repeating: 0x5A, count: min(contents.count, 4_096 * 40) - 4_096))
         default: contents = Data("this is not a SQLite database, it is a note\n".utf8)
         }
         try contents.write(to: database)

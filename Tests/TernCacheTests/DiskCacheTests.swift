@@ -36,9 +36,9 @@ import Testing
         let cache = try DiskCache.open(directory)
         let big = cache.configuration.inlineThreshold + 1
         try cache.setData(bytes(big), forKey: "k")
-        try cache.setData(bytes(big, seed: 1), forKey: "k")     // file → file
+        try cache.setData(bytes(big, seed: 1), forKey: "k")  // file → file
         #expect(valueFiles(in: directory).count == 1)
-        try cache.setData(Data("small".utf8), forKey: "k")       // file → inline
+        try cache.setData(Data("small".utf8), forKey: "k")  // file → inline
         #expect(try valueFiles(in: directory).isEmpty && (cache.data(forKey: "k")) == Data("small".utf8))
         try cache.setData(bytes(big), forKey: "k")
         try cache.removeData(forKey: "k")
@@ -77,13 +77,13 @@ import Testing
     @Test func trimmingRemovesTheLeastRecentlyUsed() throws {
         let directory = scratchDirectory()
         var configuration = DiskCache.Configuration()
-        configuration.accessTimeResolution = 0     // every read counts, even a millisecond later
+        configuration.accessTimeResolution = 0  // every read counts, even a millisecond later
         let cache = try DiskCache.open(directory, configuration: configuration)
         for index in 0..<10 {
             try cache.setData(bytes(index == 3 ? 50_000 : 1_000), forKey: "k\(index)")
-            Thread.sleep(forTimeInterval: 0.002)   // distinct millisecond timestamps
+            Thread.sleep(forTimeInterval: 0.002)  // distinct millisecond timestamps
         }
-        _ = try cache.data(forKey: "k0")            // k0 becomes the most recent
+        _ = try cache.data(forKey: "k0")  // k0 becomes the most recent
         Thread.sleep(forTimeInterval: 0.002)
         try cache.trim(toCount: 5)
         #expect(Set(try cache.keys()) == ["k0", "k6", "k7", "k8", "k9"])
@@ -101,13 +101,13 @@ import Testing
         try cache.setData(Data("a".utf8), forKey: "a")
         try cache.setData(Data("b".utf8), forKey: "b")
         let written = try #require(try cache.entry(forKey: "a")).lastAccess
-        _ = try cache.data(forKey: "a")                    // within the resolution: not recorded
+        _ = try cache.data(forKey: "a")  // within the resolution: not recorded
         #expect(try cache.entry(forKey: "a")?.lastAccess == written)
         try await Task.sleep(milliseconds: 300)
-        _ = try cache.data(forKey: "a")                    // older than the resolution: recorded
+        _ = try cache.data(forKey: "a")  // older than the resolution: recorded
         let recorded = try #require(try cache.entry(forKey: "a")).lastAccess
         #expect(recorded.timeIntervalSince(written) >= 0.25)
-        #expect(try cache.keys() == ["b", "a"])            // and it moved "a" up the LRU order
+        #expect(try cache.keys() == ["b", "a"])  // and it moved "a" up the LRU order
     }
 
     @Test func ageLimitsExpireOnReadAndOnTrim() async throws {
@@ -122,7 +122,7 @@ import Testing
         let refreshed = try cache.data(forKey: "read")
         if readAt.timeIntervalSince(written) < 0.28 { #expect(refreshed != nil) }
         try await Task.sleep(milliseconds: 200)
-        #expect(try cache.data(forKey: "old") == nil)      // expired: a miss, and removed
+        #expect(try cache.data(forKey: "old") == nil)  // expired: a miss, and removed
         if refreshed != nil, Date().timeIntervalSince(readAt) < 0.28 { #expect(try cache.totalCount() == 1) }
         try await Task.sleep(milliseconds: 350)
         try cache.trimToLimits()
@@ -176,7 +176,7 @@ import Testing
         let reopened = try DiskCache.open(directory)
         #expect(valueFiles(in: directory).count == 1 && !valueFiles(in: directory).contains("orphan"))
         #expect((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) == [])
-        #expect(try reopened.keys().sorted() == ["inline", "intact"])   // the row without a file went at open
+        #expect(try reopened.keys().sorted() == ["inline", "intact"])  // the row without a file went at open
         #expect(try reopened.data(forKey: "intact") == bytes(big, seed: 1))
     }
 
@@ -190,7 +190,8 @@ import Testing
         #expect(try cache.data(forKey: "short") == nil)
         #expect(try cache.totalCount() == 0 && valueFiles(in: directory).isEmpty)
         try cache.setData(bytes(big), forKey: "gone")
-        try FileManager.default.removeItem(at: directory.appendingPathComponent("data").appendingPathComponent(try #require(valueFiles(in: directory).first)))
+        try FileManager.default.removeItem(
+            at: directory.appendingPathComponent("data").appendingPathComponent(try #require(valueFiles(in: directory).first)))
         #expect(try cache.data(forKey: "gone") == nil)
         #expect(try cache.totalCount() == 0)
     }
@@ -206,13 +207,16 @@ import Testing
                         let key = "k\((worker * 7 + step) % 24)"
                         do {
                             switch step % 5 {
-                            case 0, 1: try cache.setData(bytes(step % 3 == 0 ? threshold + 10 : 200, seed: step), forKey: key,
-                                                         extendedData: Data("\(step)".utf8))
+                            case 0, 1:
+                                try cache.setData(
+                                    bytes(step % 3 == 0 ? threshold + 10 : 200, seed: step), forKey: key,
+                                    extendedData: Data("\(step)".utf8))
                             case 2: try cache.removeData(forKey: key)
                             default:
                                 if let entry = try cache.entry(forKey: key),
-                                   let seed = entry.extendedData.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }),
-                                   entry.data != bytes(seed % 3 == 0 ? threshold + 10 : 200, seed: seed) {
+                                    let seed = entry.extendedData.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }),
+                                    entry.data != bytes(seed % 3 == 0 ? threshold + 10 : 200, seed: seed)
+                                {
                                     failures.withLock { $0.append("torn value for \(key)") }
                                 }
                             }
@@ -232,14 +236,14 @@ import Testing
     /// the open waits for the lock instead of failing with SQLITE_BUSY.
     @Test func openingWaitsForAnotherConnectionsLock() async throws {
         let directory = scratchDirectory()
-        try DiskCache.open(directory).setData(Data("kept".utf8), forKey: "k")   // released at once
+        try DiskCache.open(directory).setData(Data("kept".utf8), forKey: "k")  // released at once
         let path = directory.appendingPathComponent("manifest.sqlite").path
         let released = Mutex(false)
         let locked: Bool = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 // Exclusive locking mode: the connection keeps the file locked until it closes.
                 guard let other = try? SQLiteDatabase(path: path),
-                      (try? other.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;")) != nil
+                    (try? other.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;")) != nil
                 else { return continuation.resume(returning: false) }
                 continuation.resume(returning: true)
                 usleep(300_000)

@@ -24,11 +24,11 @@ final class AliveCounter: @unchecked Sendable {
         cache.setValue(1, forKey: "a")
         cache.setValue(2, forKey: "b")
         cache.setValue(3, forKey: "c")
-        #expect(cache.value(forKey: "a") == 1)           // a becomes the most recent
-        cache.setValue(4, forKey: "d")                   // b, the least recent, goes
+        #expect(cache.value(forKey: "a") == 1)  // a becomes the most recent
+        cache.setValue(4, forKey: "d")  // b, the least recent, goes
         #expect(cache.keysByRecency == ["d", "a", "c"])
         #expect(cache.value(forKey: "b") == nil)
-        cache.setValue(30, forKey: "c")                  // replacing refreshes, does not grow
+        cache.setValue(30, forKey: "c")  // replacing refreshes, does not grow
         #expect(cache.keysByRecency == ["c", "d", "a"] && cache.count == 3)
     }
 
@@ -39,9 +39,9 @@ final class AliveCounter: @unchecked Sendable {
         #expect(cache.totalCost == 80)
         cache.setValue("z", forKey: "c", cost: 40)
         #expect(cache.keysByRecency == ["c", "b"] && cache.totalCost == 80)
-        cache.setValue("y2", forKey: "b", cost: 10)      // a replacement's cost replaces the old one
+        cache.setValue("y2", forKey: "b", cost: 10)  // a replacement's cost replaces the old one
         #expect(cache.totalCost == 50)
-        cache.setValue("huge", forKey: "d", cost: 500)   // larger than the limit: kept nowhere
+        cache.setValue("huge", forKey: "d", cost: 500)  // larger than the limit: kept nowhere
         #expect(cache.count == 0 && cache.totalCost == 0)
     }
 
@@ -58,7 +58,7 @@ final class AliveCounter: @unchecked Sendable {
         if readAt.timeIntervalSince(written) < 0.28 { #expect(refreshed == 1) }
         try await Task.sleep(milliseconds: 200)
         #expect(Date().timeIntervalSince(written) > 0.3)
-        #expect(cache.value(forKey: "idle") == nil)      // over 0.3 s since its last access
+        #expect(cache.value(forKey: "idle") == nil)  // over 0.3 s since its last access
         let checkedAt = Date()
         let survivor = cache.value(forKey: "read")
         if refreshed != nil, checkedAt.timeIntervalSince(readAt) < 0.28 { #expect(survivor == 1) }
@@ -92,7 +92,7 @@ final class AliveCounter: @unchecked Sendable {
         #expect(cache.contains("fresh") && !cache.contains("k4"))
         cache.handleMemoryPressure()
         #expect(cache.count == 0 && cache.totalCost == 0)
-        cache.setValue(1, forKey: "after")              // still usable after being emptied
+        cache.setValue(1, forKey: "after")  // still usable after being emptied
         #expect(cache.value(forKey: "after") == 1)
     }
 

@@ -37,7 +37,7 @@ import TernCache
         for index in 0..<5 { try cache.setData(bytes(400, seed: index), forKey: "k\(index)") }
         #expect(cache.memory.totalCost <= 1_000 && cache.memory.count == 2)
         #expect(try cache.disk.totalCount() == 5)
-        #expect(try cache.data(forKey: "k0") == bytes(400, seed: 0))   // from disk
+        #expect(try cache.data(forKey: "k0") == bytes(400, seed: 0))  // from disk
     }
 
     @Test func asyncReadsAndWrites() async throws {

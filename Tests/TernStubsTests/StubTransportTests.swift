@@ -46,7 +46,9 @@ import TernStubs
         #expect(try await client.send(Request<String>("cities/42/weather")).value == "one segment")
         #expect(await result(Request<String>("cities/4/2/weather")).failure != nil)
         #expect(try await client.send(Request<String>("static/a/b/c.png")).value == "any depth")
-        #expect(try await client.send(Request<JSON>("login", method: .post, body: .json(["user": "li", "pw": "x"]))).json["token"] == .string("t"))
+        #expect(
+            try await client.send(Request<JSON>("login", method: .post, body: .json(["user": "li", "pw": "x"]))).json["token"]
+                == .string("t"))
         #expect(await result(Request<JSON>("login", method: .post, body: .json(["user": "wang"]))).failure != nil)
         #expect(try await client.send(Request<String>("https://other.test/v1/echo", method: .put)).value == "other host")
         #expect(await result(Request<String>("echo")).failure != nil)
@@ -182,7 +184,9 @@ import TernStubs
                 group.addTask { () async throws -> Void in
                     let stubs = StubTransport()
                     stubs.stub(.get("/v1/whoami"), .string("registry \(index)"))
-                    let client = Client(baseURL: "https://api.test/v1") { $0.transport = stubs; $0.callbackQueue = .immediate }
+                    let client = Client(baseURL: "https://api.test/v1") {
+                        $0.transport = stubs; $0.callbackQueue = .immediate
+                    }
                     for _ in 0..<10 {
                         let answer = try await client.send(Request<String>("whoami")).value
                         #expect(answer == "registry \(index)")

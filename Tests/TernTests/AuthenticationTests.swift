@@ -84,7 +84,9 @@ import Testing
         tokens.bogus = true
         let client = try setUp(tokens, limit: 2)
         let error = await #expect(throws: TernError.self) { try await client.send(Request<JSON>("auth/protected", query: ["key": key])) }
-        guard case .rejected(_, let underlying)? = error?.lastFailure, case .tooManyRefreshes(let count, _)? = underlying as? AuthenticationError else {
+        guard case .rejected(_, let underlying)? = error?.lastFailure,
+            case .tooManyRefreshes(let count, _)? = underlying as? AuthenticationError
+        else {
             Issue.record("got \(String(describing: error))")
             return
         }

@@ -41,13 +41,15 @@ private let testMainQueueKey: DispatchSpecificKey<String> = {
     @Test func seedStyleSuccessAndFailureConveniencesWork() async throws {
         let client = Client(baseURL: try TestServers.httpbin())
         let echoed: JSON? = await withCheckedContinuation { continuation in
-            client.get("get", parameters: ["tag": 7], success: { continuation.resume(returning: $0) },
-                       failure: { _ in continuation.resume(returning: nil) })
+            client.get(
+                "get", parameters: ["tag": 7], success: { continuation.resume(returning: $0) },
+                failure: { _ in continuation.resume(returning: nil) })
         }
         #expect(echoed?["args"]?["tag"]?.string == "7")
         let failed: TernError? = await withCheckedContinuation { continuation in
-            client.post("status/500", parameters: ["a": 1], encoding: .json, success: { _ in continuation.resume(returning: nil) },
-                        failure: { continuation.resume(returning: $0) })
+            client.post(
+                "status/500", parameters: ["a": 1], encoding: .json, success: { _ in continuation.resume(returning: nil) },
+                failure: { continuation.resume(returning: $0) })
         }
         #expect(failed?.statusCode == 500)
     }

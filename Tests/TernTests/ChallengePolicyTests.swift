@@ -7,10 +7,13 @@ import Testing
 @Suite struct ChallengePolicyTests {
     typealias Policy = ChallengePolicy
 
-    private func answer(_ method: Policy.Method, proxy: Bool = false, failures: Int = 0, credential: Bool,
-                        on platform: Policy.Platform) -> Policy.Answer {
-        Policy.answer(Policy.Challenge(method: method, isProxy: proxy, previousFailures: failures, hasCredential: credential),
-                      on: platform)
+    private func answer(
+        _ method: Policy.Method, proxy: Bool = false, failures: Int = 0, credential: Bool,
+        on platform: Policy.Platform
+    ) -> Policy.Answer {
+        Policy.answer(
+            Policy.Challenge(method: method, isProxy: proxy, previousFailures: failures, hasCredential: credential),
+            on: platform)
     }
 
     @Test func serverTrustAndClientCertificatesGetTheSystemDefaultOnApple() {

@@ -19,8 +19,12 @@ import Testing
         #expect(cacheKey("city=bj&ts=1", type: form, ignoring: ["ts"]) != cacheKey("city=sh&ts=1", type: form, ignoring: ["ts"]))
         #expect(cacheKey("city=bj&ts=1", type: form, ignoring: []) != cacheKey("city=bj&ts=2", type: form, ignoring: []))
         let json = "application/json"
-        #expect(cacheKey(#"{"city":"bj","ts":1}"#, type: json, ignoring: ["ts"]) == cacheKey(#"{"ts":2,"city":"bj"}"#, type: json, ignoring: ["ts"]))
-        #expect(cacheKey(#"{"city":"bj","ts":1}"#, type: json, ignoring: ["ts"]) != cacheKey(#"{"city":"sh","ts":1}"#, type: json, ignoring: ["ts"]))
+        #expect(
+            cacheKey(#"{"city":"bj","ts":1}"#, type: json, ignoring: ["ts"])
+                == cacheKey(#"{"ts":2,"city":"bj"}"#, type: json, ignoring: ["ts"]))
+        #expect(
+            cacheKey(#"{"city":"bj","ts":1}"#, type: json, ignoring: ["ts"])
+                != cacheKey(#"{"city":"sh","ts":1}"#, type: json, ignoring: ["ts"]))
     }
 
     @Test func identityCountsTheBodyAndTheCredentials() {
@@ -63,7 +67,8 @@ import Testing
         let cache = ResponseCache(directory: CacheFixture.directory(), memoryLimit: 1 << 20, diskLimit: 1 << 20)
         let policy = CachePolicy(read: .cacheElseNetwork, write: .memory, servesStaleOnError: servingStale)
         let key = try #require(CacheKey(URLRequest(url: URL(string: "https://api.test/a")!), policy: policy))
-        let http = try #require(HTTPURLResponse(url: URL(string: "https://api.test/a")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
+        let http = try #require(
+            HTTPURLResponse(url: URL(string: "https://api.test/a")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
         let entry = CachedResponse(http, body: Data("cached".utf8), key: key, storedAt: Date(timeIntervalSinceNow: -3600))
         cache.store(entry, for: key, in: .memory)
         let plan = CachePlan(policy: policy, key: key, cache: cache)
@@ -72,8 +77,10 @@ import Testing
     }
 
     private func network(_ status: Int) -> Result<RawResponse, TernError> {
-        .success(RawResponse(head: ResponseHead(url: URL(string: "https://api.test/a")!, statusCode: status, headerFields: [:]),
-                             data: Data("net".utf8)))
+        .success(
+            RawResponse(
+                head: ResponseHead(url: URL(string: "https://api.test/a")!, statusCode: status, headerFields: [:]),
+                data: Data("net".utf8)))
     }
 
     @Test func aStaleEntryReplacesOnlyTransportErrorsTimeoutsAnd5xx() throws {
@@ -96,7 +103,8 @@ import Testing
         let policy = CachePolicy(write: [.memory, .disk])
         let asked = try #require(CacheKey(URLRequest(url: URL(string: "https://api.test/a")!), policy: policy))
         let other = try #require(CacheKey(URLRequest(url: URL(string: "https://api.test/b")!), policy: policy))
-        let http = try #require(HTTPURLResponse(url: URL(string: "https://api.test/b")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
+        let http = try #require(
+            HTTPURLResponse(url: URL(string: "https://api.test/b")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
         // Another request's entry stored under the asked key's hash: what a collision looks like.
         cache.store(CachedResponse(http, body: Data("b".utf8), key: other), for: asked, in: [.memory, .disk])
         #expect(cache.memoryEntry(for: asked) == nil)
@@ -148,11 +156,15 @@ import Testing
         let request = CacheFixture.resource(key, etag: "v1")
         let urlRequest = try RequestBuilder.makeURLRequest(request, client: client)
         let cacheKey = try #require(CacheKey(urlRequest, policy: policy))
-        let http = try #require(HTTPURLResponse(url: urlRequest.url!, statusCode: 200, httpVersion: nil,
-                                                headerFields: ["ETag": "\"v1\"", "Content-Type": "application/json"]))
+        let http = try #require(
+            HTTPURLResponse(
+                url: urlRequest.url!, statusCode: 200, httpVersion: nil,
+                headerFields: ["ETag": "\"v1\"", "Content-Type": "application/json"]))
         // An entry stored an hour ago: expired, but with a validator.
-        client.responseCache.store(CachedResponse(http, body: Data(#"{"n": 0}"#.utf8), key: cacheKey,
-                                                  storedAt: Date(timeIntervalSinceNow: -3600)), for: cacheKey, in: .memory)
+        client.responseCache.store(
+            CachedResponse(
+                http, body: Data(#"{"n": 0}"#.utf8), key: cacheKey,
+                storedAt: Date(timeIntervalSinceNow: -3600)), for: cacheKey, in: .memory)
         let revalidated = try await client.send(request)
         #expect(revalidated.source == .revalidated)
         let storedAt = try #require(client.responseCache.memoryEntry(for: cacheKey)?.storedAt)

@@ -42,7 +42,9 @@ import Testing
         }
     }
 
-    private let client = Client(baseURL: nil) { $0.callbackQueue = .immediate; $0.headers["X-Client"] = "tern" }
+    private let client = Client(baseURL: nil) {
+        $0.callbackQueue = .immediate; $0.headers["X-Client"] = "tern"
+    }
 
     @Test func aDefinitionIsSentInEveryCallbackStyle() async throws {
         let echo = Echo(group: try group(), text: "bei")
@@ -67,7 +69,9 @@ import Testing
     }
 
     @Test func postParametersFollowTheClientsBodyEncoding() async throws {
-        let jsonClient = Client(baseURL: nil) { $0.callbackQueue = .immediate; $0.bodyEncoding = .json }
+        let jsonClient = Client(baseURL: nil) {
+            $0.callbackQueue = .immediate; $0.bodyEncoding = .json
+        }
         let asJSON = try await jsonClient.send(Create(group: try group())).value
         #expect(asJSON["json"]?["name"]?.string == "北京")
         #expect(asJSON["json"]?["count"]?.int == 2)
@@ -76,15 +80,20 @@ import Testing
         // The group's encoding wins over the client's; a plain request can ask for it too.
         let groupJSON = try await client.send(Create(group: try group { $0.bodyEncoding = .json })).value
         #expect(groupJSON["json"]?["count"]?.int == 2)
-        let plain = try await jsonClient.send(Request<JSON>(try TestServers.httpbin() + "/post", method: .post,
-                                                            body: .parameters(["a": true]))).value
+        let plain = try await jsonClient.send(
+            Request<JSON>(
+                try TestServers.httpbin() + "/post", method: .post,
+                body: .parameters(["a": true]))
+        ).value
         #expect(plain["json"]?["a"]?.bool == true)
     }
 
     @Test func decodablesUseTheGroupsOrTheClientsDecoder() async throws {
         let snake = JSONDecoder()
         snake.keyDecodingStrategy = .convertFromSnakeCase
-        let viaClient = Client(baseURL: nil) { $0.callbackQueue = .immediate; $0.decoder = snake }
+        let viaClient = Client(baseURL: nil) {
+            $0.callbackQueue = .immediate; $0.decoder = snake
+        }
         #expect(try await viaClient.send(ShowName(group: try group())).value.displayName == "Tern")
         #expect(try await client.send(ShowName(group: try group { $0.decoder = snake })).value.displayName == "Tern")
         // Without one, a plain decoder: the snake_case key is missing.
@@ -97,7 +106,7 @@ import Testing
         slow.url = "delay/1"
         let outcomes = Outcomes()
         client.send(slow) { outcomes.record(0, $0) }
-        group.baseURL = try TestServers.fixture()   // e.g. a debug menu's switch to a mock server
+        group.baseURL = try TestServers.fixture()  // e.g. a debug menu's switch to a mock server
         let next = try await client.send(Request<JSON>("echo", query: ["q": "second"]).inGroup(group))
         await outcomes.wait(for: 1)
         let first = try #require(outcomes.of(0).first).get()
@@ -108,7 +117,9 @@ import Testing
 
     @Test func theGroupsSettingsSitBetweenTheClientsAndTheRequests() async throws {
         // 2 s: under ThreadSanitizer on a loaded machine a plain echo has taken more than 0.5 s.
-        let group = try group { $0.headers["X-Client"] = "group"; $0.timeout = 2 }
+        let group = try group {
+            $0.headers["X-Client"] = "group"; $0.timeout = 2
+        }
         var request = Echo(group: group, text: "x").makeRequest()
         let echoed = try await client.send(request).value
         #expect(echoed["headers"]?["X-Client"]?.string == "group")

@@ -15,8 +15,10 @@ import Testing
         let expect: @Sendable (Result<JSON, TernError>) -> Bool
         var testDescription: String { name }
 
-        init(_ name: String, configure: @escaping @Sendable (inout ClientConfiguration) -> Void = { _ in },
-             _ request: @escaping @Sendable () throws -> Request<JSON>, expect: @escaping @Sendable (Result<JSON, TernError>) -> Bool) {
+        init(
+            _ name: String, configure: @escaping @Sendable (inout ClientConfiguration) -> Void = { _ in },
+            _ request: @escaping @Sendable () throws -> Request<JSON>, expect: @escaping @Sendable (Result<JSON, TernError>) -> Bool
+        ) {
             self.name = name
             self.request = request
             self.configure = configure
@@ -59,8 +61,10 @@ import Testing
             // Either libcurl refuses headers that large, or they arrive whole: never a hang.
             (try? result.get()) == .object([:]) || isTransport(result)
         },
-        Fault("2 GB Content-Length with a limit", configure: { $0.maximumResponseSize = 1 << 20 },
-              { try fixture("huge", ["announce": 2_147_483_648], timeout: 10) }) { result in
+        Fault(
+            "2 GB Content-Length with a limit", configure: { $0.maximumResponseSize = 1 << 20 },
+            { try fixture("huge", ["announce": 2_147_483_648], timeout: 10) }
+        ) { result in
             if case .failure(.responseTooLarge(1 << 20)) = result { return true }
             return false
         },
@@ -71,14 +75,18 @@ import Testing
             if case .failure(.redirectFailed(.tooMany)) = result { return true }
             return false
         },
-        Fault("a cross-origin redirect carrying Authorization", {
-            // 127.0.0.1 → localhost is another origin: the credential must not follow.
-            let fixture = try TestServers.fixture()
-            let other = fixture.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/echo"
-            var request = Request<JSON>(fixture + "/redirect", query: ["to": other], headers: ["Authorization": "Bearer secret"], timeout: 3)
-            request.validation = .default
-            return request
-        }) { result in
+        Fault(
+            "a cross-origin redirect carrying Authorization",
+            {
+                // 127.0.0.1 → localhost is another origin: the credential must not follow.
+                let fixture = try TestServers.fixture()
+                let other = fixture.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/echo"
+                var request = Request<JSON>(
+                    fixture + "/redirect", query: ["to": other], headers: ["Authorization": "Bearer secret"], timeout: 3)
+                request.validation = .default
+                return request
+            }
+        ) { result in
             guard let echoed = try? result.get() else { return false }
             return echoed["path"]?.string == "/echo" && echoed["headers"]?["Authorization"] == nil
         },

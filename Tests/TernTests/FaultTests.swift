@@ -76,7 +76,8 @@ import Testing
     /// (it used to arrive with 0 bytes: URLSession drops the buffered body of a cancelled challenge).
     @Test(arguments: [400, 401, 403, 404, 409, 422, 429, 500, 502, 503])
     func everyRefusedStatusKeepsItsBody(status: Int) async throws {
-        let request = status == 401
+        let request =
+            status == 401
             ? Request<JSON>("basic-401", timeout: 10)
             : Request<JSON>("flaky", query: ["key": Fixture.uniqueKey("status-\(status)"), "fail": 1, "status": status], timeout: 10)
         let error = try #require(await client.completionResult(request).0.failure)

@@ -12,8 +12,10 @@ import Testing
     }
 
     @Test func getEchoesAwkwardQueryValuesExactly() async throws {
-        let values: Parameters = ["cjk": "北京市", "emoji": "🌧☀️", "plus": "a+b", "amp": "x&y", "eq": "k=v",
-                                  "hash": "#frag", "space": "two words", "slash": "a/b?c"]
+        let values: Parameters = [
+            "cjk": "北京市", "emoji": "🌧☀️", "plus": "a+b", "amp": "x&y", "eq": "k=v",
+            "hash": "#frag", "space": "two words", "slash": "a/b?c",
+        ]
         let response = try await client.get("get?existing=1", parameters: values)
         let args = try #require(response.json["args"]?.object)
         for (key, value) in values { #expect(args[key]?.string == value as? String, "key \(key)") }

@@ -52,7 +52,9 @@ import Testing
 
     @Test func hooksRunInTheDocumentedOrderOnTheDocumentedThreads() async throws {
         let journal = Journal()
-        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate; $0.hooks = hooks("client", journal) }
+        let client = Client(baseURL: try TestServers.httpbin()) {
+            $0.callbackQueue = .immediate; $0.hooks = hooks("client", journal)
+        }
         let group = APIGroup("bin") { $0.hooks = hooks("group", journal) }
         var request = Request<JSON>("get")
         request.group = group
@@ -99,7 +101,7 @@ import Testing
         let request = Request<JSON>("cached", query: ["key": key])
         _ = try await client.send(request)
         #expect(try await client.send(request).source == .cache)
-        user.withLock { $0 = "u2" }   // another user: another key, so the network again
+        user.withLock { $0 = "u2" }  // another user: another key, so the network again
         #expect(try await client.send(request).source == .network)
         #expect(try await Fixture.count(key) == 2)
     }

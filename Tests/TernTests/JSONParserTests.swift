@@ -51,8 +51,10 @@ import Testing
     }
 
     @Test func invalidTextIsADecodingErrorSayingWhere() {
-        let invalid = ["", " ", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "-", "NaN", "tru", "nul", "[1 2]",
-                       "{\"a\" 1}", "{1: 2}", "\"abc", "\"a\u{01}b\"", "\"\\x\"", "\"\\u12\"", "[1] x", "{\"a\":}", "1e", "1e+"]
+        let invalid = [
+            "", " ", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "-", "NaN", "tru", "nul", "[1 2]",
+            "{\"a\" 1}", "{1: 2}", "\"abc", "\"a\u{01}b\"", "\"\\x\"", "\"\\u12\"", "[1] x", "{\"a\":}", "1e", "1e+",
+        ]
         for text in invalid {
             do {
                 _ = try JSON(data: Data(text.utf8))

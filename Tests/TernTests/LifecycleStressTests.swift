@@ -34,7 +34,8 @@ import Testing
         }
         defer { gateOpener.cancel() }
         for index in 0..<count {
-            var request = acrossRedirects && index % 2 == 0
+            var request =
+                acrossRedirects && index % 2 == 0
                 ? Request<JSON>("redirect", query: ["status": [301, 302, 307, 308][index % 4], "to": "/json?n=\(index % 10)"])
                 : Request<JSON>("json", query: ["n": index % 10])
             request.repeatStrategy = strategies.randomElement(using: &generator)
@@ -96,7 +97,9 @@ import Testing
         var wrong: [String] = []
         for index in 0..<count {
             let expected = silent[index] && handles[index].isCancelled ? 0 : 1
-            if delivered[index] != expected { wrong.append("#\(index): \(delivered[index]) callbacks, expected \(expected) (\(handles[index]))") }
+            if delivered[index] != expected {
+                wrong.append("#\(index): \(delivered[index]) callbacks, expected \(expected) (\(handles[index]))")
+            }
         }
         #expect(wrong.isEmpty, "\(wrong.count) requests ended wrongly, e.g. \(wrong.prefix(5))")
         #expect(client.runningRequests.isEmpty)

@@ -46,7 +46,9 @@ import TernStubs
     @Test func stubsEnforceTheLimitToo() async throws {
         let stubs = StubTransport()
         stubs.stub(.get("/big"), .data(Data(repeating: 9, count: 300)))
-        let client = Client(baseURL: "https://stub.example") { $0.transport = stubs; $0.maximumResponseSize = 100; $0.callbackQueue = .immediate }
+        let client = Client(baseURL: "https://stub.example") {
+            $0.transport = stubs; $0.maximumResponseSize = 100; $0.callbackQueue = .immediate
+        }
         let error = await #expect(throws: TernError.self) { try await client.send(Request<Data>("big")) }
         #expect(error.map { if case .responseTooLarge(100) = $0 { true } else { false } } == true)
     }
@@ -84,7 +86,9 @@ import TernStubs
         let cancels = timings.map(\.cancel).sorted()
         let callbacks = timings.map(\.callback).sorted()
         print("RSS +\(Int(Self.residentMegabytes() - before)) MB after 20 cancelled 2 GB downloads")
-        print("cancel() returned in \(cancels.map { String(format: "%.2f ms", $0 * 1000) }); callbacks in \(callbacks.map { String(format: "%.1f ms", $0 * 1000) })")
+        print(
+            "cancel() returned in \(cancels.map { String(format: "%.2f ms", $0 * 1000) }); callbacks in \(callbacks.map { String(format: "%.1f ms", $0 * 1000) })"
+        )
         #expect(cancels[cancels.count / 2] < 0.005 && cancels.last! < 0.05)
         #expect(callbacks[callbacks.count / 2] < 0.05 && callbacks.last! < 1)
         // The whole process's memory, other suites running beside this one: a loose bound that a
@@ -96,8 +100,9 @@ import TernStubs
     /// whose shadow memory grows with every byte touched, 0, so the checks pass).
     static func residentMegabytes() -> Double {
         guard !isUnderThreadSanitizer, let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
         return kilobytes / 1024
     }
 

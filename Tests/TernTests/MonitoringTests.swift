@@ -58,10 +58,16 @@ import Testing
         let ids = recorder.all.reduce(into: [UInt64]()) { ids, event in if !ids.contains(event.requestID) { ids.append(event.requestID) } }
         try #require(ids.count == 3)
         #expect(recorder.names(of: ids[0]) == ["created", "attempt 1", "response 200", "finished 200 after 1"], "\(plain)")
-        #expect(recorder.names(of: ids[1]) == ["created", "attempt 1", "response 302", "redirected", "attempt 2", "response 200",
-                                               "finished 200 after 2"], "\(redirected)")
-        #expect(recorder.names(of: ids[2]) == ["created", "attempt 1", "response 503", "retrying", "attempt 2", "response 200",
-                                               "finished 200 after 2"], "\(retried)")
+        #expect(
+            recorder.names(of: ids[1]) == [
+                "created", "attempt 1", "response 302", "redirected", "attempt 2", "response 200",
+                "finished 200 after 2",
+            ], "\(redirected)")
+        #expect(
+            recorder.names(of: ids[2]) == [
+                "created", "attempt 1", "response 503", "retrying", "attempt 2", "response 200",
+                "finished 200 after 2",
+            ], "\(retried)")
     }
 
     @Test func cacheEventsAndCancellationAreReported() async throws {
@@ -80,7 +86,8 @@ import Testing
         try await Task.sleep(milliseconds: 100)
         let ids = recorder.all.reduce(into: [UInt64]()) { ids, event in if !ids.contains(event.requestID) { ids.append(event.requestID) } }
         try #require(ids.count == 3)
-        #expect(recorder.names(of: ids[0]) == ["created", "cache miss", "attempt 1", "response 200", "cache stored", "finished 200 after 1"])
+        #expect(
+            recorder.names(of: ids[0]) == ["created", "cache miss", "attempt 1", "response 200", "cache stored", "finished 200 after 1"])
         #expect(recorder.names(of: ids[1]) == ["created", "cache hit", "finished 200 after 0"])
         #expect(recorder.names(of: ids[2]) == ["created", "attempt 1", "cancelled", "finished 0 after 1"])
     }
@@ -90,15 +97,19 @@ import Testing
         let client = Client(baseURL: try TestServers.httpbin()) {
             $0.callbackQueue = .immediate
             $0.headers["Authorization"] = "Bearer secret-bearer"
-            $0.monitors = [RequestLogger(level: .info, write: info.add), RequestLogger(level: .debug, write: debug.add),
-                           RequestLogger(level: .error, write: errors.add)]
+            $0.monitors = [
+                RequestLogger(level: .info, write: info.add), RequestLogger(level: .debug, write: debug.add),
+                RequestLogger(level: .error, write: errors.add),
+            ]
         }
         _ = try await client.send(Request<JSON>("get", query: ["access_token": "secret-token", "q": "北京"]))
         _ = try? await client.send(Request<JSON>("status/404", query: ["password": "secret-password"]))
         try await Task.sleep(milliseconds: 200)
         for lines in [info, debug, errors] { #expect(!lines.text.contains("secret"), "\(lines.text)") }
         #expect(info.all.count == 2)
-        #expect(info.all[0].contains("GET http://127.0.0.1:") && info.all[0].contains("access_token=<redacted>") && info.all[0].contains("→ 200"))
+        #expect(
+            info.all[0].contains("GET http://127.0.0.1:") && info.all[0].contains("access_token=<redacted>")
+                && info.all[0].contains("→ 200"))
         #expect(info.all[1].contains("✗ HTTP status 404"))
         #expect(errors.all.count == 1 && errors.text.contains("password=<redacted>"))
         #expect(debug.text.contains("Authorization: <redacted>"))
@@ -106,14 +117,17 @@ import Testing
     }
 
     @Test func descriptionsNeverShowSecrets() async throws {
-        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate; $0.redirectPolicy.limit = 0 }
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate; $0.redirectPolicy.limit = 0
+        }
         let error = await #expect(throws: TernError.self) {
             try await client.send(Request<JSON>("redirect-loop", query: ["key": "k", "token": "secret-1"]))
         }
         let failure = try #require(error)
         #expect(failure.description.contains("token=<redacted>") && !failure.description.contains("secret"))
         #expect(!String(reflecting: failure).contains("secret"))
-        let preview = TernError.unacceptableStatus(code: 400, body: Data(#"{"access_token": "secret-2", "user": "ann"}"#.utf8), headers: [:])
+        let preview = TernError.unacceptableStatus(
+            code: 400, body: Data(#"{"access_token": "secret-2", "user": "ann"}"#.utf8), headers: [:])
         #expect(preview.description.contains(#""access_token": "<redacted>""#) && preview.description.contains("ann"))
         var request = Request<JSON>("echo", query: ["sign": "secret-3"])
         request.headers["Cookie"] = "session=secret-4"
@@ -130,15 +144,17 @@ import Testing
         let client = Client(baseURL: "https://api.example.com") { $0.headers["Authorization"] = "Bearer secret" }
         let login = Request<JSON>("login", method: .post, query: ["token": "t"], body: .form(["user": "ann", "password": "pw's"]))
         let command = try client.curlCommand(for: login)
-        #expect(command == """
-            curl \\
-              -X POST \\
-              'https://api.example.com/login?token=<redacted>' \\
-              -H 'Authorization: <redacted>' \\
-              -H 'Content-Type: application/x-www-form-urlencoded; charset=utf-8' \\
-              --data-binary 'password=<redacted>&user=ann'
-            """)
-        let json = try client.curlCommand(for: Request<JSON>("token", method: .post, body: .json(["refresh_token": "secret-r", "user": "ann"])))
+        #expect(
+            command == """
+                curl \\
+                  -X POST \\
+                  'https://api.example.com/login?token=<redacted>' \\
+                  -H 'Authorization: <redacted>' \\
+                  -H 'Content-Type: application/x-www-form-urlencoded; charset=utf-8' \\
+                  --data-binary 'password=<redacted>&user=ann'
+                """)
+        let json = try client.curlCommand(
+            for: Request<JSON>("token", method: .post, body: .json(["refresh_token": "secret-r", "user": "ann"])))
         #expect(json.contains(#""refresh_token":"<redacted>""#) && json.contains("ann") && !json.contains("secret-r"), "\(json)")
         let revealed = try client.curlCommand(for: login, redaction: .none)
         #expect(revealed.contains("'Authorization: Bearer secret'") && revealed.contains(#"password=pw%27s"#))

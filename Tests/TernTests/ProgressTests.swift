@@ -24,8 +24,11 @@ final class ProgressLog: Sendable {
 /// cancellation, shared calls, and chunked stubs.
 @Suite struct ProgressTests {
     /// Sends `request` with a progress log on `queue` and waits for its completion.
-    func run<Value>(_ client: Client, _ request: Request<Value>, queue: CallbackQueue = .queue(DispatchQueue(label: "progress")))
-        async -> (Result<Response<Value>, TernError>, ProgressLog) {
+    func run<Value>(
+        _ client: Client, _ request: Request<Value>, queue: CallbackQueue = .queue(DispatchQueue(label: "progress"))
+    )
+        async -> (Result<Response<Value>, TernError>, ProgressLog)
+    {
         let log = ProgressLog()
         var request = request.onProgress { log.record(.progress($0)) }
         request.callbackQueue = queue
@@ -75,7 +78,8 @@ final class ProgressLog: Sendable {
     @Test func uploadProgressCountsTheBody() async throws {
         let client = Client(baseURL: try TestServers.httpbin())
         let body = TestPattern.bytes(2_000_000)
-        let (result, log) = await run(client, Request<JSON>("anything", method: .post, body: .data(body, contentType: "application/octet-stream")))
+        let (result, log) = await run(
+            client, Request<JSON>("anything", method: .post, body: .data(body, contentType: "application/octet-stream")))
         #expect(try result.get().statusCode == 200)
         let steps = log.progress(.upload)
         #expect(!steps.isEmpty)
@@ -89,7 +93,9 @@ final class ProgressLog: Sendable {
         let log = ProgressLog()
         let firstChunk = Counter()
         let request = Request<Data>("slow-pattern", query: ["n": 1_000_000, "chunk": 10_000, "interval": 0.02])
-            .onProgress { log.record(.progress($0)); firstChunk.increment() }
+            .onProgress {
+                log.record(.progress($0)); firstChunk.increment()
+            }
         let handle = client.send(request) { _ in log.record(.completed) }
         let deadline = Date().addingTimeInterval(10)
         while firstChunk.count == 0, Date() < deadline { try await Task.sleep(milliseconds: 10) }

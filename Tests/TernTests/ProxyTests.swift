@@ -53,8 +53,9 @@ import Testing
         environment["TERN_TRANSPORT"] = transport == .curl ? "curl" : "urlsession"
         for direct in [false, true] {
             let file = folder.appendingPathComponent(direct ? "direct.json" : "proxied.json")
-            let run = try await Transfers.runToolCapturing(["download", url, file.path] + (direct ? ["--direct"] : []),
-                                                           environment: environment, seconds: 60)
+            let run = try await Transfers.runToolCapturing(
+                ["download", url, file.path] + (direct ? ["--direct"] : []),
+                environment: environment, seconds: 60)
             #expect(run.status == 0, "\(run.errors)")
             let body = try String(contentsOf: file, encoding: .utf8)
             #expect(body.contains(Self.mark) != direct, "direct: \(direct), body: \(body)")
@@ -68,8 +69,9 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tern-proxy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("proxied.json")
-        let run = try await Transfers.runToolCapturing(["download", try TestServers.fixture() + "/echo", file.path],
-                                                       environment: ["http_proxy": proxy, "TERN_TRANSPORT": "urlsession"], seconds: 60)
+        let run = try await Transfers.runToolCapturing(
+            ["download", try TestServers.fixture() + "/echo", file.path],
+            environment: ["http_proxy": proxy, "TERN_TRANSPORT": "urlsession"], seconds: 60)
         #expect(run.status == 0, "\(run.errors)")
         #expect(try String(contentsOf: file, encoding: .utf8).contains(Self.mark))
         for setting in [ProxyConfiguration.direct, .http(host: "127.0.0.1", port: 9)] {

@@ -15,8 +15,10 @@ import TernStubs
     }
 
     /// A request for `/redirect?status=S&to=…`.
-    private func redirect(_ status: Int, to target: String, method: HTTPMethod = .get, body: RequestBody? = nil,
-                          headers: [String: String] = [:]) -> Request<JSON> {
+    private func redirect(
+        _ status: Int, to target: String, method: HTTPMethod = .get, body: RequestBody? = nil,
+        headers: [String: String] = [:]
+    ) -> Request<JSON> {
         Request<JSON>("redirect", method: method, query: ["status": status, "to": target], body: body, headers: headers)
     }
 
@@ -84,8 +86,14 @@ import TernStubs
         #expect(response.redirects.count == 10)
         #expect(response.attempt == 11)
         let tooLong = await client.completionResult(Request<JSON>("redirect-chain", query: ["n": 11, "key": key + "-11"]))
-        #expect(tooLong.0.failure == .redirectFailed(.tooMany(limit: 10, url: URL(string: try TestServers.fixture()
-            + "/redirect-chain?n=1&key=\(key)-11")!)))
+        #expect(
+            tooLong.0.failure
+                == .redirectFailed(
+                    .tooMany(
+                        limit: 10,
+                        url: URL(
+                            string: try TestServers.fixture()
+                                + "/redirect-chain?n=1&key=\(key)-11")!)))
     }
 
     @Test func aRequestThatDoesNotFollowGetsTheRedirectItself() async throws {
@@ -108,8 +116,9 @@ import TernStubs
     @Test(arguments: [307, 308])
     func httpbinReceivesAPostedJSONBodyIntactAfterARedirect(status: Int) async throws {
         let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
-        let request = Request<JSON>("redirect-to", method: .post, query: ["url": "/post", "status_code": status],
-                                    body: .json(["q": "上海 & more", "n": 7]))
+        let request = Request<JSON>(
+            "redirect-to", method: .post, query: ["url": "/post", "status_code": status],
+            body: .json(["q": "上海 & more", "n": 7]))
         let response = try await client.send(request)
         #expect(response.json["json"]?["q"]?.string == "上海 & more")
         #expect(response.json["json"]?["n"]?.int == 7)
@@ -125,8 +134,12 @@ import TernStubs
             $0.callbackQueue = .immediate
         }
         let refused = await client.completionResult(Request<JSON>("start")).0
-        #expect(refused.failure == .redirectFailed(.insecureDowngrade(from: URL(string: "https://api.test/start")!,
-                                                                       to: URL(string: "http://api.test/plain")!)))
+        #expect(
+            refused.failure
+                == .redirectFailed(
+                    .insecureDowngrade(
+                        from: URL(string: "https://api.test/start")!,
+                        to: URL(string: "http://api.test/plain")!)))
         #expect(stubs.received(.get("/plain")).isEmpty)
 
         var allowed = Request<JSON>("start")

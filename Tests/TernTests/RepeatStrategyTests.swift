@@ -35,7 +35,9 @@ import Testing
         let outcomes = Outcomes()
         let request = Request<JSON>("counted", query: ["key": key, "seconds": 1]).repeating(.cancelOlder)
         client.send(request) { outcomes.record(0, $0) }
-        client.send(Request<JSON>("counted", query: ["key": key, "seconds": 1, "other": 1]).repeating(.cancelOlder)) { outcomes.record(1, $0) }
+        client.send(Request<JSON>("counted", query: ["key": key, "seconds": 1, "other": 1]).repeating(.cancelOlder)) {
+            outcomes.record(1, $0)
+        }
         client.send(request) { outcomes.record(2, $0) }
         await outcomes.wait(for: 3)
         #expect(outcomes.of(0).first?.failure == .cancelled(.superseded))
@@ -74,7 +76,9 @@ import Testing
         await outcomes.wait(for: 97)
         let (awaitedResponse, rawResponse) = try await (awaited.value, raw.value)
         try await Task.sleep(milliseconds: 100)
-        let bodies = Set(outcomes.all.values.compactMap { $0.first?.success?.data } + [awaitedResponse.data, rawResponse.data] + delegated.withLock { $0.map(\.data) })
+        let bodies = Set(
+            outcomes.all.values.compactMap { $0.first?.success?.data } + [awaitedResponse.data, rawResponse.data]
+                + delegated.withLock { $0.map(\.data) })
         #expect(bodies.count == 1, "every caller must get the same body")
         #expect(outcomes.all.count == 97 && delegated.withLock { $0.count } == 1)
         #expect(awaitedResponse.json["n"]?.int == 1)

@@ -106,7 +106,7 @@ import Testing
         #expect(login.heldCount == 9)
         login.dropAll(with: .business(code: 1002, message: "logged out", body: Data()))
         await outcomes.wait(for: 10)
-        login.restartAll()   // nothing is held any more: no second callback
+        login.restartAll()  // nothing is held any more: no second callback
         try await Task.sleep(milliseconds: 200)
         #expect(outcomes.of(0).count == 1 && outcomes.of(0).first?.failure?.isCancelled == true)
         for index in 1..<10 {

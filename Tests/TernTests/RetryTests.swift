@@ -73,7 +73,8 @@ import Testing
         #expect(try await Fixture.count(key) == 1)
 
         let optedIn = Fixture.uniqueKey("post-opt-in")
-        let response = try await client(RetryPolicy.exponential(baseDelay: 0.01).retryingAllMethods()).send(flaky(optedIn, fail: 1, method: .post))
+        let response = try await client(RetryPolicy.exponential(baseDelay: 0.01).retryingAllMethods()).send(
+            flaky(optedIn, fail: 1, method: .post))
         #expect(response.attempt == 2)
     }
 

@@ -15,7 +15,8 @@ import Testing
         let base = try TestServers.fixture()
         let environment = ["TERN_TRANSPORT": transport == .curl ? "curl" : "urlsession"]
         func run(_ path: String) async throws -> (outcome: String, peakMB: Double) {
-            let run = try await Transfers.runToolCapturing(["get", base + path, String(Self.limit)], environment: environment, seconds: 120)
+            let run = try await Transfers.runToolCapturing(
+                ["get", base + path, String(Self.limit)], environment: environment, seconds: 120)
             #expect(run.status == 0, "\(run.errors)")
             let lines = run.output.split(separator: "\n").map(String.init)
             let peak = lines.first { $0.hasPrefix("peak-rss ") }.flatMap { Double($0.dropFirst(9)) } ?? .nan
@@ -33,8 +34,9 @@ import Testing
             let bound: Double = LimitTests.isUnderThreadSanitizer ? 150 : 40
             #expect(peakMB - baseline.peakMB < bound, "\(path): peak \(peakMB) MB against \(baseline.peakMB) MB")
             #expect(Date().timeIntervalSince(started) < 60)
-            print("size limit, \(transport), \(path): peak RSS \(Int(peakMB)) MB (1 KB GET: \(Int(baseline.peakMB)) MB), "
-                  + String(format: "%.2f s", Date().timeIntervalSince(started)))
+            print(
+                "size limit, \(transport), \(path): peak RSS \(Int(peakMB)) MB (1 KB GET: \(Int(baseline.peakMB)) MB), "
+                    + String(format: "%.2f s", Date().timeIntervalSince(started)))
         }
     }
 }

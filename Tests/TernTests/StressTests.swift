@@ -29,7 +29,11 @@ import Testing
                         case .failure: $0.other += 1
                         }
                     }
-                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    if remaining.withLock({
+                        $0 -= 1; return $0
+                    }) == 0 {
+                        done.resume()
+                    }
                 }
                 if cancelIndices.contains(index) {
                     DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 0...30))) { handle.cancel() }
@@ -105,7 +109,8 @@ final class RacingTransport: Transport {
     }
 
     func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        let round = URLComponents(url: request.urlRequest.url!, resolvingAgainstBaseURL: false)?
+        let round =
+            URLComponents(url: request.urlRequest.url!, resolvingAgainstBaseURL: false)?
             .queryItems?.first { $0.name == "round" }?.value.flatMap(Int.init) ?? -1
         return inner.start(request) { [racers] event in
             guard case .completed = event, let (order, racer) = racers.withLock({ $0.removeValue(forKey: round) }) else {

@@ -8,8 +8,10 @@ import Testing
 /// must refuse them loudly.
 @Suite struct TLSTests {
     /// A client of the TLS fixture trusting its authority, with `adjust` applied to its TLS settings.
-    private func client(_ base: String? = nil, retries: Int = 1,
-                        _ adjust: (inout TLSConfiguration) throws -> Void = { _ in }) throws -> Client {
+    private func client(
+        _ base: String? = nil, retries: Int = 1,
+        _ adjust: (inout TLSConfiguration) throws -> Void = { _ in }
+    ) throws -> Client {
         var tls = TLSConfiguration(certificateAuthorityFile: try TestServers.tlsFile("ca.pem"))
         try adjust(&tls)
         let base = try base ?? TestServers.tls()
@@ -32,8 +34,10 @@ import Testing
 
     @Test func hostsAreLookedUpExactlyThenByWildcard() throws {
         let pin = try TestServers.tlsPin("leaf")
-        let pinning = ServerPinning(["API.example.com": .publicKeys([pin]), "*.example.com": .publicKeys([], backups: [pin]),
-                                     "open.example.com": .none])
+        let pinning = ServerPinning([
+            "API.example.com": .publicKeys([pin]), "*.example.com": .publicKeys([], backups: [pin]),
+            "open.example.com": .none,
+        ])
         #expect(pinning.pins(for: "api.example.com") == .publicKeys([pin]))
         #expect(pinning.pins(for: "a.b.example.com") == .publicKeys([], backups: [pin]))
         #expect(pinning.pins(for: "open.example.com") == .none)
@@ -92,7 +96,8 @@ import Testing
         let anonymous = try await client().send(Request<JSON>("client-cert"))
         #expect(anonymous.json["subject"] == .null)
         let mutual = try client {
-            $0.clientCertificate = .init(certificate: try TestServers.tlsFile("client.pem"), privateKey: try TestServers.tlsFile("client.key"))
+            $0.clientCertificate = .init(
+                certificate: try TestServers.tlsFile("client.pem"), privateKey: try TestServers.tlsFile("client.key"))
         }
         #expect(try await mutual.send(Request<JSON>("client-cert")).json["subject"]?.string == "tern-client.example")
     }
@@ -129,7 +134,9 @@ import Testing
             return
         }
         // Without TLS settings URLSession is fine.
-        let plain = Client(baseURL: try TestServers.fixture()) { $0.transport = URLSessionTransport(configuration: $0.makeSessionConfiguration()) }
+        let plain = Client(baseURL: try TestServers.fixture()) {
+            $0.transport = URLSessionTransport(configuration: $0.makeSessionConfiguration())
+        }
         #expect(plain.configurationError == nil)
     }
     #endif

@@ -53,8 +53,11 @@ import TernStubs
         _ = await exchange(transport, TransportRequest(try url("/pattern?n=500"), destination: .file(file, offset: 1000)))
         #expect(try Data(contentsOf: file) == TestPattern.bytes(500))
         // An error status leaves the file alone and delivers its body.
-        let failed = await exchange(transport, TransportRequest(try url("/flaky?key=\(Fixture.uniqueKey("file"))&fail=1"),
-                                                                destination: .file(file, offset: 0)))
+        let failed = await exchange(
+            transport,
+            TransportRequest(
+                try url("/flaky?key=\(Fixture.uniqueKey("file"))&fail=1"),
+                destination: .file(file, offset: 0)))
         #expect(failed.0?.statusCode == 503 && !failed.1.isEmpty)
         #expect(try Data(contentsOf: file) == TestPattern.bytes(500))
     }

@@ -9,8 +9,9 @@ import Testing
     struct SynchronousTransport: Transport {
         let body: Data
         func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-            let response = HTTPURLResponse(url: request.urlRequest.url!, statusCode: 200, httpVersion: nil,
-                                           headerFields: ["Content-Type": "application/json"])!
+            let response = HTTPURLResponse(
+                url: request.urlRequest.url!, statusCode: 200, httpVersion: nil,
+                headerFields: ["Content-Type": "application/json"])!
             events(.response(HTTPURLResponse(url: request.urlRequest.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!))
             events(.data(Data("discarded".utf8)))
             events(.response(response))
@@ -114,7 +115,9 @@ import Testing
             sent.withLock { $0 = handle }
         }
         await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread { transport.entered.wait(); entered.resume() }
+            Thread.detachNewThread {
+                transport.entered.wait(); entered.resume()
+            }
         }
         // The request is registered but its transport has not started: cancel it now.
         #expect(client.runningRequests.count == 1)

@@ -51,7 +51,8 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path, "--radar", radar.path]
+        process.arguments =
+            ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path, "--radar", radar.path]
             + (malformed ? ["--malformed"] : []) + (minVersion.map { ["--min-version", $0] } ?? [])
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -141,7 +142,9 @@ import Testing
         let list = try await Self.run(data + ["fav", "list"])
         #expect(list.output.contains("成都 Chengdu") && !list.output.contains("北京 Beijing"), "\(list.output)")
         let home = try await Self.run(base + data)
-        #expect(home.output.contains("成都 Chengdu") && !home.output.contains("北京 Beijing") && home.output.contains("4 cities refreshed"), "\(home.output)")
+        #expect(
+            home.output.contains("成都 Chengdu") && !home.output.contains("北京 Beijing") && home.output.contains("4 cities refreshed"),
+            "\(home.output)")
     }
 
     @Test(arguments: [false, true])
@@ -240,8 +243,9 @@ import Testing
         let refused = try await Self.run(["--base-url", retiring.url, "detail", "beijing"])
         await Self.stop(retiring.process)
         #expect(refused.status == 1, "\(refused.output)")
-        #expect(refused.output.contains("the weather service refused: app version 2.4 is no longer served; please upgrade (code 1003)"),
-                "\(refused.output)")
+        #expect(
+            refused.output.contains("the weather service refused: app version 2.4 is no longer served; please upgrade (code 1003)"),
+            "\(refused.output)")
     }
 
     /// `--verbose` logs each request: the URL with the device ID redacted, the status, the time.
@@ -259,8 +263,10 @@ import Testing
         let weather = try Self.executable()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("scripts/pty_type.py").path, keys, String(gap), "1.0",
-                             "--", weather.path, "search", "-i"]
+        process.arguments = [
+            "python3", root.appendingPathComponent("scripts/pty_type.py").path, keys, String(gap), "1.0",
+            "--", weather.path, "search", "-i",
+        ]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

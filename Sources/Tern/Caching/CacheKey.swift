@@ -64,8 +64,9 @@ struct CacheKey: Sendable, Equatable {
         // Checked before serialising: on Apple platforms JSONSerialization raises an Objective-C
         // exception (uncatchable in Swift) for what Linux reports as an error.
         if type.hasPrefix("application/json"), let object = try? JSONSerialization.jsonObject(with: body),
-           case let kept = Self.dropping(ignored, from: object), JSONSerialization.isValidJSONObject(kept),
-           let canonical = try? JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys]) {
+            case let kept = Self.dropping(ignored, from: object), JSONSerialization.isValidJSONObject(kept),
+            let canonical = try? JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])
+        {
             return String(decoding: canonical, as: UTF8.self)
         }
         return body.base64EncodedString()

@@ -75,10 +75,14 @@ final class CachePlan: Sendable {
     @discardableResult
     func storeIfAllowed<Value>(_ response: Response<Value>) -> Bool {
         guard response.source == .network, !policy.write.isEmpty,
-              (200..<300).contains(response.statusCode), response.statusCode != 206 else { return false }
+            (200..<300).contains(response.statusCode), response.statusCode != 206
+        else { return false }
         if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return false }
         if let shouldStore = policy.shouldStore,
-           !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value)) { return false }
+            !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value))
+        {
+            return false
+        }
         cache.store(CachedResponse(response.httpResponse, body: response.data, key: key), for: key, in: policy.write)
         return true
     }

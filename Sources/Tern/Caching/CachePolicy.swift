@@ -64,10 +64,12 @@ public struct CachePolicy: Sendable {
     public var servesStaleOnError: Bool
 
     /// Creates a policy.
-    public init(read: ReadMode = .networkOnly, write: Write = .none, maxAge: TimeInterval = 0,
-                keyHeaders: [String] = [], ignoredParameters: Set<String> = [], namespace: String = "",
-                keyTransform: (@Sendable (String) -> String)? = nil,
-                shouldStore: (@Sendable (StoreCandidate) -> Bool)? = nil, servesStaleOnError: Bool = false) {
+    public init(
+        read: ReadMode = .networkOnly, write: Write = .none, maxAge: TimeInterval = 0,
+        keyHeaders: [String] = [], ignoredParameters: Set<String> = [], namespace: String = "",
+        keyTransform: (@Sendable (String) -> String)? = nil,
+        shouldStore: (@Sendable (StoreCandidate) -> Bool)? = nil, servesStaleOnError: Bool = false
+    ) {
         self.read = read
         self.write = write
         self.maxAge = maxAge

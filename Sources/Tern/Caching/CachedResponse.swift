@@ -25,8 +25,9 @@ struct CachedResponse: Sendable {
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        self.init(url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, headers: headers,
-                  body: body, storedAt: storedAt, keyText: key.text)
+        self.init(
+            url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, headers: headers,
+            body: body, storedAt: storedAt, keyText: key.text)
     }
 
     /// A header, looked up case-insensitively.
@@ -52,7 +53,8 @@ struct CachedResponse: Sendable {
         var merged = headers
         for (name, value) in response.allHeaderFields {
             guard let name = name as? String, let value = value as? String,
-                  !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) else { continue }
+                !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased())
+            else { continue }
             merged = merged.filter { !ResponseHead.sameName($0.key, name) }
             merged[name] = value
         }
@@ -65,8 +67,10 @@ struct CachedResponse: Sendable {
     /// `tern-cache 1`, status, stored-at milliseconds, URL, base64 key text, then `name: value`
     /// header lines (header values never contain line breaks).
     var metadata: Data {
-        var lines = ["tern-cache 1", String(status), String(Int64(storedAt.timeIntervalSince1970 * 1000)), url.absoluteString,
-                     Data(keyText.utf8).base64EncodedString()]
+        var lines = [
+            "tern-cache 1", String(status), String(Int64(storedAt.timeIntervalSince1970 * 1000)), url.absoluteString,
+            Data(keyText.utf8).base64EncodedString(),
+        ]
         lines += headers.map { "\($0.key): \($0.value)" }
         return Data(lines.joined(separator: "\n").utf8)
     }
@@ -74,13 +78,15 @@ struct CachedResponse: Sendable {
     init?(body: Data, metadata: Data) {
         let lines = String(decoding: metadata, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         guard lines.count >= 5, lines[0] == "tern-cache 1", let status = Int(lines[1]), let milliseconds = Int64(lines[2]),
-              let url = URL(string: String(lines[3])), let keyData = Data(base64Encoded: String(lines[4])) else { return nil }
+            let url = URL(string: String(lines[3])), let keyData = Data(base64Encoded: String(lines[4]))
+        else { return nil }
         var headers: [String: String] = [:]
         for line in lines.dropFirst(5) {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[String(line[..<colon])] = String(line[line.index(after: colon)...].dropFirst())
         }
-        self.init(url: url, status: status, headers: headers, body: body,
-                  storedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), keyText: String(decoding: keyData, as: UTF8.self))
+        self.init(
+            url: url, status: status, headers: headers, body: body,
+            storedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), keyText: String(decoding: keyData, as: UTF8.self))
     }
 }

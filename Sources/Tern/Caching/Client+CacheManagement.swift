@@ -13,7 +13,8 @@ extension Client {
         var policy = cachePolicy(for: request)
         if !policy.isActive { policy = CachePolicy(write: .both) }
         guard let urlRequest = try? RequestBuilder.makeURLRequest(request, client: self),
-              let plan = cachePlan(for: request, urlRequest, policy: policy) else { return }
+            let plan = cachePlan(for: request, urlRequest, policy: policy)
+        else { return }
         responseCache.remove(plan.key)
     }
 
@@ -23,7 +24,8 @@ extension Client {
     @discardableResult
     public func removeCachedResponses(url: String) -> Int {
         guard let urlRequest = try? RequestBuilder.makeURLRequest(Request<Data>(url), client: self),
-              let absolute = urlRequest.url, let prefix = CacheKey.prefix(for: absolute) else { return 0 }
+            let absolute = urlRequest.url, let prefix = CacheKey.prefix(for: absolute)
+        else { return 0 }
         return responseCache.remove(prefix: prefix)
     }
 

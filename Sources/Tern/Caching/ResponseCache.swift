@@ -30,7 +30,8 @@ final class ResponseCache: Sendable {
 
     /// `<user caches>/Tern/<app>/<host of the base URL, or "default">` (see `appIdentifier`).
     static func defaultDirectory(baseURL: String?, app: String = appIdentifier) -> URL {
-        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+        let caches =
+            FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
             ?? FileManager.default.temporaryDirectory
         let host = baseURL.flatMap { URL(string: $0)?.host } ?? "default"
         return caches.appendingPathComponent("Tern").appendingPathComponent(app)
@@ -52,7 +53,7 @@ final class ResponseCache: Sendable {
             switch state {
             case .open(let cache): return cache
             case .unavailable(let since)
-                where DispatchTime.now().uptimeNanoseconds - since < UInt64(reopenDelay * 1e9): return nil
+            where DispatchTime.now().uptimeNanoseconds - since < UInt64(reopenDelay * 1e9): return nil
             case .unopened, .unavailable:
                 let firstFailure = if case .unopened = state { true } else { false }
                 var configuration = DiskCache.Configuration()
@@ -64,8 +65,10 @@ final class ResponseCache: Sendable {
                 } catch {
                     if firstFailure {
                         // Without SQLite a later attempt cannot succeed: no promise to try again.
-                        let retry = if case .sqliteUnavailable? = error as? CacheError { "" } else { ", trying again every \(Int(reopenDelay)) s" }
-                        let message = "Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory only\(retry)\n"
+                        let retry =
+                            if case .sqliteUnavailable? = error as? CacheError { "" } else { ", trying again every \(Int(reopenDelay)) s" }
+                        let message =
+                            "Tern: the disk cache at \(directory.path) is unavailable (\(error)); caching in memory only\(retry)\n"
                         FileHandle.standardError.write(Data(message.utf8))
                     }
                     state = .unavailable(since: DispatchTime.now().uptimeNanoseconds)
@@ -91,7 +94,8 @@ final class ResponseCache: Sendable {
     /// The disk entry for `key`, copied into memory; blocking, so call it off the main thread.
     func diskEntry(for key: CacheKey) -> CachedResponse? {
         guard let entry = try? diskCache?.entry(forKey: key.stored), let metadata = entry.extendedData,
-              let response = CachedResponse(body: entry.data, metadata: metadata), response.keyText == key.text else { return nil }
+            let response = CachedResponse(body: entry.data, metadata: metadata), response.keyText == key.text
+        else { return nil }
         memory.setValue(response, forKey: key.stored, cost: response.body.count)
         return response
     }

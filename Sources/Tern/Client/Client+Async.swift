@@ -29,12 +29,15 @@ extension Client {
                     let queue: CallbackQueue = request.progress == nil ? .immediate : progressQueue
                     if cachePolicy(for: request).read == .cacheThenNetwork {
                         let once = ResumeOnce(continuation)
-                        handle = perform(request, queue: queue, progressQueue: progressQueue, alwaysReport: true,
-                                         cacheHit: { _, response in once.resume(with: .success(response)) },
-                                         completion: { _, result in once.resume(with: result) })
+                        handle = perform(
+                            request, queue: queue, progressQueue: progressQueue, alwaysReport: true,
+                            cacheHit: { _, response in once.resume(with: .success(response)) },
+                            completion: { _, result in once.resume(with: result) })
                     } else {
                         // One callback only: no first-of-two bookkeeping on the common path.
-                        handle = perform(request, queue: queue, progressQueue: progressQueue, alwaysReport: true) { _, result in continuation.resume(with: result) }
+                        handle = perform(request, queue: queue, progressQueue: progressQueue, alwaysReport: true) { _, result in
+                            continuation.resume(with: result)
+                        }
                     }
                     slot.store(handle)
                 }

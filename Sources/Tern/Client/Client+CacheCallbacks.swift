@@ -22,8 +22,9 @@ extension Client {
         completion: @escaping @Sendable (Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
         let request = convertible.makeRequest()
-        return perform(request, queue: queue ?? callbackQueue(for: request),
-                cacheHit: { _, response in cached(response) }, completion: { _, result in completion(result) })
+        return perform(
+            request, queue: queue ?? callbackQueue(for: request),
+            cacheHit: { _, response in cached(response) }, completion: { _, result in completion(result) })
     }
 
     /// The responses of a request as they come: for a cache-then-network request, the fresh
@@ -33,18 +34,19 @@ extension Client {
     public func responses<Value>(for convertible: some RequestConvertible<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {
         let request = convertible.makeRequest()
         return AsyncThrowingStream { continuation in
-            let handle = perform(request, queue: .immediate, progressQueue: callbackQueue(for: request),
-                                 alwaysReport: true,
-                                 cacheHit: { _, response in continuation.yield(response) },
-                                 completion: { _, result in
-                                     switch result {
-                                     case .success(let response):
-                                         continuation.yield(response)
-                                         continuation.finish()
-                                     case .failure(let error):
-                                         continuation.finish(throwing: error)
-                                     }
-                                 })
+            let handle = perform(
+                request, queue: .immediate, progressQueue: callbackQueue(for: request),
+                alwaysReport: true,
+                cacheHit: { _, response in continuation.yield(response) },
+                completion: { _, result in
+                    switch result {
+                    case .success(let response):
+                        continuation.yield(response)
+                        continuation.finish()
+                    case .failure(let error):
+                        continuation.finish(throwing: error)
+                    }
+                })
             continuation.onTermination = { termination in
                 if case .cancelled = termination { handle.cancel() }
             }

@@ -90,14 +90,17 @@ extension Client {
 
     /// GETs a URL with query parameters and returns the parsed JSON.
     /// - Throws: `TernError`.
-    public func get(_ url: String, parameters: Parameters = [:], headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
+    public func get(_ url: String, parameters: Parameters = [:], headers: [String: String] = [:]) async throws(TernError) -> Response<JSON>
+    {
         try await send(getRequest(url, parameters, headers))
     }
 
     /// POSTs parameters as a form or JSON body and returns the parsed JSON.
     /// - Throws: `TernError`.
-    public func post(_ url: String, parameters: Parameters = [:], encoding: BodyEncoding = .form,
-                     headers: [String: String] = [:]) async throws(TernError) -> Response<JSON> {
+    public func post(
+        _ url: String, parameters: Parameters = [:], encoding: BodyEncoding = .form,
+        headers: [String: String] = [:]
+    ) async throws(TernError) -> Response<JSON> {
         try await send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding), headers: headers))
     }
 

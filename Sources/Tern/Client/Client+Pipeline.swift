@@ -17,8 +17,9 @@ extension Client {
         cacheHit: (@Sendable (RequestHandle?, Response<Value>) -> Void)? = nil,
         completion: @escaping @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     ) -> RequestHandle {
-        Call.start(request, on: self, queue: queue, progressQueue: progressQueue ?? queue, alwaysReport: alwaysReport,
-                   cacheHit: cacheHit, completion: completion)
+        Call.start(
+            request, on: self, queue: queue, progressQueue: progressQueue ?? queue, alwaysReport: alwaysReport,
+            cacheHit: cacheHit, completion: completion)
     }
 
     /// The cache policy `request` runs under: its own, else its group's, else the client's.

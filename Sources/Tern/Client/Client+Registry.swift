@@ -50,8 +50,11 @@ extension Client {
     /// - Returns: How many requests were cancelled; 0 for a URL that cannot be built.
     @discardableResult
     public func cancel(url: String, matching: URLMatch = .exact) -> Int {
-        guard let target = try? URLBuilder.makeURL(url, baseURL: configuration.baseURL, parameters: [:],
-                                                   encoding: configuration.parameterEncoding) else { return 0 }
+        guard
+            let target = try? URLBuilder.makeURL(
+                url, baseURL: configuration.baseURL, parameters: [:],
+                encoding: configuration.parameterEncoding)
+        else { return 0 }
         let keepingQuery = matching == .exact
         let key = RequestIdentity.canonical(target, keepingQuery: keepingQuery)
         return cancel { core in core.url.map { RequestIdentity.canonical($0, keepingQuery: keepingQuery) } == key }

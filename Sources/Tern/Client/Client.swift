@@ -50,7 +50,8 @@ public final class Client: Sendable {
         let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
         self.transport = transport
         if transport is URLSessionTransport,
-           let reason = configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession {
+            let reason = configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession
+        {
             configurationError = .unsupportedConfiguration(reason)
             FileHandle.standardError.write(Data("Tern: this client cannot send requests: \(reason)\n".utf8))
         } else {

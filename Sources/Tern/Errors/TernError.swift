@@ -98,7 +98,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             case .malformedURL(let url): "malformed URL \"\(url)\""
             case .unsupportedScheme(let scheme): "unsupported URL scheme \"\(scheme)\" (only http and https)"
             case .missingBaseURL(let path): "relative path \"\(path)\" but the client has no base URL"
-            case .invalidHeader(let name): "invalid header \"\(name.debugDescription.dropFirst().dropLast())\" (CR, LF or a forbidden character)"
+            case .invalidHeader(let name):
+                "invalid header \"\(name.debugDescription.dropFirst().dropLast())\" (CR, LF or a forbidden character)"
             case .unencodableValue(let key, let reason): "cannot encode value for \"\(key)\": \(reason)"
             case .bodyNotAllowed(let method): "\(method) requests cannot carry a body"
             case .destinationExists(let url): "a file already exists at \(url.path) (set replacesExistingFile to replace it)"
@@ -189,7 +190,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     public var responseBody: Data? {
         switch lastFailure {
         case .unacceptableStatus(_, let body, _), .unacceptableContentType(_, let body), .decoding(_, let body),
-             .business(_, _, let body):
+            .business(_, _, let body):
             return body
         default:
             return nil

@@ -88,7 +88,11 @@ public final class Authentication<Base: Authenticator>: RequestAdapter, Response
     /// The credential now; setting it (after a login) applies to attempts from now on.
     public var credential: Base.Credential {
         get { state.withLock { $0.credential } }
-        set { state.withLock { $0.credential = newValue; $0.failure = nil } }
+        set {
+            state.withLock {
+                $0.credential = newValue; $0.failure = nil
+            }
+        }
     }
 
     /// Attaches the credential, after waiting for a refresh in flight.

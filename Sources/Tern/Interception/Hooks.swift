@@ -55,8 +55,10 @@ public struct Hooks: Sendable {
     /// - Parameters:
     ///   - name: Names the hook in `TernError.rejected(by:error:)` when the closure throws.
     ///   - rewrite: Changes the parameters in place; throw to fail the request before it is sent.
-    public mutating func rewriteParameters(_ name: String = "parameters",
-                                           _ rewrite: @escaping @Sendable (inout RequestParameters) throws -> Void) {
+    public mutating func rewriteParameters(
+        _ name: String = "parameters",
+        _ rewrite: @escaping @Sendable (inout RequestParameters) throws -> Void
+    ) {
         parameterRewriters.append(ClosureHook(name: name, body: rewrite))
     }
 
@@ -72,8 +74,10 @@ public struct Hooks: Sendable {
     /// - Parameters:
     ///   - name: Names the hook in `TernError.rejected(by:error:)` when the closure throws.
     ///   - adapt: Returns the request to send for this attempt; throw to fail the request.
-    public mutating func adapt(_ name: String = "adapter",
-                               _ adapt: @escaping @Sendable (URLRequest, AttemptInfo) async throws -> URLRequest) {
+    public mutating func adapt(
+        _ name: String = "adapter",
+        _ adapt: @escaping @Sendable (URLRequest, AttemptInfo) async throws -> URLRequest
+    ) {
         adapters.append(ClosureHook(name: name, body: adapt))
     }
 
@@ -86,8 +90,10 @@ public struct Hooks: Sendable {
     }
 
     /// Adds a failure preprocessor made of a closure, run off the main thread: it may replace the error.
-    public mutating func preprocessFailure(_ name: String = "failure",
-                                           _ replace: @escaping @Sendable (TernError, ResponseContext?) -> TernError) {
+    public mutating func preprocessFailure(
+        _ name: String = "failure",
+        _ replace: @escaping @Sendable (TernError, ResponseContext?) -> TernError
+    ) {
         preprocessors.append(FailureClosure(name: name, replace: replace))
     }
 

@@ -103,8 +103,10 @@ public struct BusinessRule: ResponseRule {
     public var holding: [Int: RestartGate]
 
     /// Creates the rule.
-    public init(codeKey: String = "code", messageKey: String = "message", successCodes: Set<Int> = [0],
-                holding: [Int: RestartGate] = [:]) {
+    public init(
+        codeKey: String = "code", messageKey: String = "message", successCodes: Set<Int> = [0],
+        holding: [Int: RestartGate] = [:]
+    ) {
         self.codeKey = codeKey
         self.messageKey = messageKey
         self.successCodes = successCodes

@@ -41,12 +41,16 @@ public struct RetryPolicy: Sendable {
     public var decide: (@Sendable (RetryContext) -> RetryDecision?)?
 
     /// Creates a policy; every parameter defaults to the documented default.
-    public init(maxAttempts: Int = 3, baseDelay: TimeInterval = 0.2, maxDelay: TimeInterval = 30, jitter: Double = 0.2,
-                retryableMethods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
-                retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-                retryableErrors: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .cannotFindHost, .cannotConnectToHost,
-                                                       .dnsLookupFailed, .notConnectedToInternet],
-                attemptTimeout: TimeInterval? = nil, decide: (@Sendable (RetryContext) -> RetryDecision?)? = nil) {
+    public init(
+        maxAttempts: Int = 3, baseDelay: TimeInterval = 0.2, maxDelay: TimeInterval = 30, jitter: Double = 0.2,
+        retryableMethods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
+        retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
+        retryableErrors: Set<URLError.Code> = [
+            .networkConnectionLost, .timedOut, .cannotFindHost, .cannotConnectToHost,
+            .dnsLookupFailed, .notConnectedToInternet,
+        ],
+        attemptTimeout: TimeInterval? = nil, decide: (@Sendable (RetryContext) -> RetryDecision?)? = nil
+    ) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay

@@ -56,8 +56,9 @@ final class ProgressReporter: Sendable {
         // A compressed body's Content-Length counts compressed bytes; the chunks we count are not.
         let encoded = (response.value(forHTTPHeaderField: "Content-Encoding") ?? "identity").lowercased() != "identity"
         update { state in
-            state.download = TransferProgress(direction: .download, completedBytes: resumedFrom,
-                                              expectedBytes: length >= 0 && !encoded ? resumedFrom + length : nil)
+            state.download = TransferProgress(
+                direction: .download, completedBytes: resumedFrom,
+                expectedBytes: length >= 0 && !encoded ? resumedFrom + length : nil)
             state.downloadChanged = true
         }
     }

@@ -79,9 +79,13 @@ final class RequestCore: Sendable {
 
     private static let counter = Locked<UInt64>(0)
 
-    init(method: HTTPMethod, url: URL?, tags: Set<String> = [], lifetime: Lifetime = .untilFinished,
-         reportsCancellation: Bool = true, identity: RequestIdentity? = nil, progress: ProgressReporter? = nil) {
-        self.id = Self.counter.withLock { $0 += 1; return $0 }
+    init(
+        method: HTTPMethod, url: URL?, tags: Set<String> = [], lifetime: Lifetime = .untilFinished,
+        reportsCancellation: Bool = true, identity: RequestIdentity? = nil, progress: ProgressReporter? = nil
+    ) {
+        self.id = Self.counter.withLock {
+            $0 += 1; return $0
+        }
         self.method = method
         self.url = url
         self.tags = tags
@@ -205,7 +209,9 @@ final class RequestCore: Sendable {
 
     /// The current attempt's number and request, and the redirects followed so far.
     var route: Route {
-        state.withLock { Route(attempt: $0.attempt, request: $0.current, unadapted: $0.unadapted, redirects: $0.redirects, redirectTime: $0.redirectTime) }
+        state.withLock {
+            Route(attempt: $0.attempt, request: $0.current, unadapted: $0.unadapted, redirects: $0.redirects, redirectTime: $0.redirectTime)
+        }
     }
 
     /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request

@@ -60,8 +60,11 @@ struct RequestIdentity: Hashable, Sendable {
 
     /// The identity of `request`, with the credential headers and the `named` ones.
     init(_ request: URLRequest, naming named: Set<String>) {
-        self.init(request, headerNames: named.isEmpty ? Self.credentialHeaders
-                                                      : Self.credentialHeaders.union(named.map { $0.lowercased() }))
+        self.init(
+            request,
+            headerNames: named.isEmpty
+                ? Self.credentialHeaders
+                : Self.credentialHeaders.union(named.map { $0.lowercased() }))
     }
 
     /// The URL with lower-cased scheme and host, no fragment, and its query pairs sorted (or no
@@ -71,7 +74,8 @@ struct RequestIdentity: Hashable, Sendable {
         components.fragment = nil
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()
-        components.percentEncodedQuery = keepingQuery
+        components.percentEncodedQuery =
+            keepingQuery
             ? components.percentEncodedQuery.map { $0.split(separator: "&").sorted().joined(separator: "&") }
             : nil
         return components.string ?? url.absoluteString

@@ -27,7 +27,9 @@ extension Client {
     /// `request` as this client would send it (group settings, parameter and URL hooks applied;
     /// adapters, which run per attempt, are not) as a `curl` command line, secrets redacted.
     /// - Throws: `TernError.invalidRequest` when the request cannot be built.
-    public func curlCommand<Value>(for request: some RequestConvertible<Value>, redaction: Redaction = Redaction.shared) throws(TernError) -> String {
+    public func curlCommand<Value>(
+        for request: some RequestConvertible<Value>, redaction: Redaction = Redaction.shared
+    ) throws(TernError) -> String {
         try RequestBuilder.makeURLRequest(request.makeRequest(), client: self).curlCommand(redaction: redaction)
     }
 }

@@ -111,8 +111,9 @@ public final class NetworkMonitor: Sendable {
         if path.usesInterfaceType(.other) { kinds.append(.other) }
         var constrained = false
         if #available(iOS 13.0, macOS 10.15, tvOS 13.0, watchOS 6.0, *) { constrained = path.isConstrained }
-        return NetworkStatus(isReachable: path.status == .satisfied, interfaces: kinds, isExpensive: path.isExpensive,
-                             isConstrained: constrained)
+        return NetworkStatus(
+            isReachable: path.status == .satisfied, interfaces: kinds, isExpensive: path.isExpensive,
+            isConstrained: constrained)
     }
     #endif
 
@@ -152,8 +153,14 @@ public final class NetworkMonitor: Sendable {
         let holder = Locked<NetworkMonitorToken?>(nil)
         let fired = Locked(false)
         let fire: @Sendable () -> Void = {
-            guard fired.withLock({ fired in defer { fired = true }; return !fired }) else { return }
-            holder.withLock { $0?.cancel(); $0 = nil }
+            guard
+                fired.withLock({ fired in
+                    defer { fired = true }; return !fired
+                })
+            else { return }
+            holder.withLock {
+                $0?.cancel(); $0 = nil
+            }
             body()
         }
         let token = onChange { if $0.isReachable { fire() } }
@@ -183,7 +190,9 @@ public final class NetworkMonitorToken: Sendable {
 
     /// Stops the handler.
     public func cancel() {
-        remove.withLock { remove in defer { remove = nil }; return remove }?()
+        remove.withLock { remove in
+            defer { remove = nil }; return remove
+        }?()
     }
 }
 
@@ -216,7 +225,8 @@ enum LinuxNetworkStatus {
         // A default route: destination 00000000 in /proc/net/route (IPv4) or ::/0 in ipv6_route.
         let routes = (try? String(contentsOfFile: "/proc/net/route", encoding: .utf8)) ?? ""
         let ipv6 = (try? String(contentsOfFile: "/proc/net/ipv6_route", encoding: .utf8)) ?? ""
-        let hasDefault = routes.split(separator: "\n").dropFirst().contains { $0.split(separator: "\t").dropFirst().first == "00000000" }
+        let hasDefault =
+            routes.split(separator: "\n").dropFirst().contains { $0.split(separator: "\t").dropFirst().first == "00000000" }
             || ipv6.split(separator: "\n").contains { $0.hasPrefix("00000000000000000000000000000000 00") && !$0.hasSuffix(" lo") }
         return NetworkStatus(isReachable: upOutside && hasDefault, interfaces: kinds)
     }

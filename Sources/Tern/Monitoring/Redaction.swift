@@ -24,8 +24,10 @@ public struct Redaction: Sendable, Equatable {
     /// The default names listed above.
     public static let standard = Redaction(
         headerNames: ["authorization", "proxy-authorization", "cookie", "set-cookie"],
-        parameterNames: ["token", "access_token", "refresh_token", "id_token", "password", "passwd", "secret", "client_secret",
-                         "api_key", "apikey", "key", "sign", "signature", "session", "sid"])
+        parameterNames: [
+            "token", "access_token", "refresh_token", "id_token", "password", "passwd", "secret", "client_secret",
+            "api_key", "apikey", "key", "sign", "signature", "session", "sid",
+        ])
 
     /// Hides nothing.
     public static let none = Redaction(headerNames: [], parameterNames: [])
@@ -100,8 +102,9 @@ public struct Redaction: Sendable, Equatable {
         for name in parameterNames where result.range(of: "\"\(name)\"", options: .caseInsensitive) != nil {
             let pattern = "(\"\(NSRegularExpression.escapedPattern(for: name))\"\\s*:\\s*)(\"(?:[^\"\\\\]|\\\\.)*\"|[-0-9.eE+]+)"
             guard let expression = try? NSRegularExpression(pattern: pattern, options: .caseInsensitive) else { continue }
-            result = expression.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result),
-                                                         withTemplate: "$1\"\(Self.placeholder)\"")
+            result = expression.stringByReplacingMatches(
+                in: result, range: NSRange(result.startIndex..., in: result),
+                withTemplate: "$1\"\(Self.placeholder)\"")
         }
         return result
     }
@@ -112,7 +115,11 @@ public struct Redaction: Sendable, Equatable {
         var result = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: false) {
             if !result.isEmpty { result += " " }
-            if word.contains("://"), word.contains("?"), let url = URL(string: String(word)) { result += self.url(url) } else { result += word }
+            if word.contains("://"), word.contains("?"), let url = URL(string: String(word)) {
+                result += self.url(url)
+            } else {
+                result += word
+            }
         }
         return result
     }

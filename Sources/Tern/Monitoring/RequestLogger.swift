@@ -53,8 +53,10 @@ public struct RequestLogger: EventMonitor {
     private let write: @Sendable (Record) -> Void
 
     /// Creates a logger writing each record to `write`, e.g. into the app's logging system.
-    public init(level: Level = .info, redaction: Redaction? = nil, bodyLimit: Int = 1024,
-                write: @escaping @Sendable (Record) -> Void) {
+    public init(
+        level: Level = .info, redaction: Redaction? = nil, bodyLimit: Int = 1024,
+        write: @escaping @Sendable (Record) -> Void
+    ) {
         self.level = level
         self.redaction = redaction
         self.bodyLimit = bodyLimit
@@ -105,8 +107,11 @@ public struct RequestLogger: EventMonitor {
         case .redirected(let redirect):
             return (.debug, "↪ \(redirect.statusCode) to \(redaction.url(redirect.to))")
         case .responseReceived(let attempt, let response, let bytes):
-            return (.debug, "← \(response.statusCode) \(Self.size(bytes)) (attempt \(attempt))"
-                + headers(response.allHeaderFields as? [String: String], redaction))
+            return (
+                .debug,
+                "← \(response.statusCode) \(Self.size(bytes)) (attempt \(attempt))"
+                    + headers(response.allHeaderFields as? [String: String], redaction)
+            )
         case .attemptFailed(let attempt, let error):
             return (.debug, "✗ attempt \(attempt): \(redaction.text(error.description))")
         case .retrying(let attempt, let delay, let error):
@@ -120,7 +125,10 @@ public struct RequestLogger: EventMonitor {
         case .cacheStored:
             return (.debug, "stored in the cache")
         case .progress(let progress):
-            return (.trace, "\(progress.direction == .upload ? "↑" : "↓") \(progress.completedBytes) of \(progress.expectedBytes.map(String.init) ?? "?") bytes")
+            return (
+                .trace,
+                "\(progress.direction == .upload ? "↑" : "↓") \(progress.completedBytes) of \(progress.expectedBytes.map(String.init) ?? "?") bytes"
+            )
         case .cancelled(let reason):
             return (.info, "\(target) \(reason)")
         case .finished(let outcome):

@@ -7,8 +7,9 @@ extension Call {
     /// What hooks see of a response, when the request has response hooks and a response came.
     func responseContext(for outcome: Result<RawResponse, TernError>, route: RequestCore.Route) -> ResponseContext? {
         guard let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome else { return nil }
-        return ResponseContext(request: route.request ?? urlRequest, response: raw.response, body: raw.data,
-                               attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
+        return ResponseContext(
+            request: route.request ?? urlRequest, response: raw.response, body: raw.data,
+            attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
     }
 
     /// What the rules make of a network response; `.proceed` without rules or for a cached one.
@@ -40,24 +41,30 @@ extension Call {
     /// `result` after the background preprocessors.
     func preprocess(_ result: Result<Response<Value>, TernError>, context: ResponseContext?) -> Result<Response<Value>, TernError> {
         guard let preprocessors = hooks?.preprocessors, !preprocessors.isEmpty else { return result }
-        return Self.fold(result, context: context, through: preprocessors, named: { $0 },
-                         success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
+        return Self.fold(
+            result, context: context, through: preprocessors, named: { $0 },
+            success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
     }
 
     /// `result` after the main-thread preprocessors; runs on the main actor.
     @MainActor
-    static func preprocessOnMain(_ result: Result<Response<Value>, TernError>, context: ResponseContext?,
-                                 with preprocessors: [any MainThreadResponsePreprocessor]) -> Result<Response<Value>, TernError> {
-        fold(result, context: context, through: preprocessors, named: { $0 },
-             success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
+    static func preprocessOnMain(
+        _ result: Result<Response<Value>, TernError>, context: ResponseContext?,
+        with preprocessors: [any MainThreadResponsePreprocessor]
+    ) -> Result<Response<Value>, TernError> {
+        fold(
+            result, context: context, through: preprocessors, named: { $0 },
+            success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
     }
 
     /// Passes `result` through each of `hooks` in turn: a success through `success` (a throw
     /// makes it a failure named after the hook), a failure through `failure`. Runs on the caller's thread.
-    private static func fold<Hooked>(_ result: Result<Response<Value>, TernError>, context: ResponseContext?, through hooks: [Hooked],
-                                     named hook: (Hooked) -> any Hook,
-                                     success: (Hooked, Value, ResponseContext) throws -> Value,
-                                     failure: (Hooked, TernError, ResponseContext?) -> TernError) -> Result<Response<Value>, TernError> {
+    private static func fold<Hooked>(
+        _ result: Result<Response<Value>, TernError>, context: ResponseContext?, through hooks: [Hooked],
+        named hook: (Hooked) -> any Hook,
+        success: (Hooked, Value, ResponseContext) throws -> Value,
+        failure: (Hooked, TernError, ResponseContext?) -> TernError
+    ) -> Result<Response<Value>, TernError> {
         var result = result
         for each in hooks {
             switch result {
@@ -82,10 +89,12 @@ extension Call {
         guard let monitor else { return }
         let route = core.route
         let response = try? result.get()
-        monitor.send(.finished(RequestOutcome(
-            statusCode: response?.statusCode, error: result.failure, source: response?.source,
-            duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
-            attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
+        monitor.send(
+            .finished(
+                RequestOutcome(
+                    statusCode: response?.statusCode, error: result.failure, source: response?.source,
+                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
+                    attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
     }
 }
 

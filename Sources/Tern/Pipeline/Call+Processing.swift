@@ -11,8 +11,11 @@ import Foundation
 /// network response that may be written to disk or checked by a store predicate.
 extension Call {
     /// Validates and decodes an outcome into the request's response.
-    func process(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, validating: Bool = true)
-        -> Result<Response<Value>, TernError> {
+    func process(
+        _ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, validating: Bool = true
+    )
+        -> Result<Response<Value>, TernError>
+    {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
                 if validating { try validation.validate(raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
@@ -31,9 +34,10 @@ extension Call {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
         var metrics = raw.metrics
         if let route, !route.redirects.isEmpty { metrics?.redirectTime = route.redirectTime }
-        return Response(request: urlRequest, head: raw.head, data: raw.data, value: value,
-                        timing: Timing(start: started.date, duration: seconds), source: raw.source,
-                        attempt: route?.attempt ?? 0, redirects: route?.redirects ?? [], metrics: metrics)
+        return Response(
+            request: urlRequest, head: raw.head, data: raw.data, value: value,
+            timing: Timing(start: started.date, duration: seconds), source: raw.source,
+            attempt: route?.attempt ?? 0, redirects: route?.redirects ?? [], metrics: metrics)
     }
 
     /// Whether processing `outcome` should leave the current thread.

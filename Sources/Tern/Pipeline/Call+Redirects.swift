@@ -23,7 +23,8 @@ extension Call {
         let followed = route.redirects.count
         guard let from = current.url else { return nil }
         guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+        else {
             return .refuse(.redirectFailed(.invalidLocation(location, from: from)))
         }
         guard followed < redirectPolicy.limit else {

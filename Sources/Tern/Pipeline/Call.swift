@@ -61,8 +61,10 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     // MARK: 1. Prepare
 
     /// Prepares `request`, then admits and starts it (stages 1–4); returns its handle.
-    static func start(_ request: Request<Value>, on client: Client, queue: CallbackQueue, progressQueue: CallbackQueue,
-                      alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion) -> RequestHandle {
+    static func start(
+        _ request: Request<Value>, on client: Client, queue: CallbackQueue, progressQueue: CallbackQueue,
+        alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion
+    ) -> RequestHandle {
         let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
         let reports = alwaysReport || (request.reportsCancellation ?? client.configuration.reportsCancellation)
         // The group's settings are read once: a base URL switched from now on does not touch this request.
@@ -84,25 +86,31 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         }
         let strategy = request.repeatStrategy ?? client.configuration.repeatStrategy
         let progress = ProgressReporter.forRequest(request, queue: progressQueue)
-        var identity = strategy == .allow ? nil
+        var identity =
+            strategy == .allow
+            ? nil
             : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
         // A body on disk is not compared: an upload is never identical to another one.
         if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
-        let core = RequestCore(method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
-                               reportsCancellation: reports, identity: identity, progress: progress)
+        let core = RequestCore(
+            method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
+            reportsCancellation: reports, identity: identity, progress: progress)
         // Only the caller holds the handle, unless the lifetime says the engine owns it.
         let handle = core.makeHandle()
-        let call = Call(request, urlRequest, core, client: client, settings: settings, hooks: hooks, queue: queue,
-                        strategy: strategy, started: started, retainedHandle: core.retainsHandle ? handle : nil,
-                        download: download, upload: upload, cacheHit: cacheHit, completion: completion)
+        let call = Call(
+            request, urlRequest, core, client: client, settings: settings, hooks: hooks, queue: queue,
+            strategy: strategy, started: started, retainedHandle: core.retainsHandle ? handle : nil,
+            download: download, upload: upload, cacheHit: cacheHit, completion: completion)
         call.admit()
         return handle
     }
 
-    private init(_ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
-                 settings: RequestSettings, hooks: HookChain?, queue: CallbackQueue, strategy: RepeatStrategy,
-                 started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
-                 upload: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion) {
+    private init(
+        _ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
+        settings: RequestSettings, hooks: HookChain?, queue: CallbackQueue, strategy: RepeatStrategy,
+        started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
+        upload: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
+    ) {
         self.client = client
         self.urlRequest = urlRequest
         self.serializer = request.serializer.using(settings.decoder)
@@ -118,13 +126,18 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             ChunkSink(handler: $0, queue: queue, validation: request.validation ?? settings.validation, core: core)
         }
         // Bodies in files, either way, and streamed bodies are not cached.
-        self.plan = download != nil || upload != nil || request.chunkHandler != nil ? nil
+        self.plan =
+            download != nil || upload != nil || request.chunkHandler != nil
+            ? nil
             : client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
         self.download = download
         self.upload = upload
         self.hooks = hooks
-        self.monitor = client.configuration.monitors.isEmpty ? nil
-            : MonitorChannel(monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
+        self.monitor =
+            client.configuration.monitors.isEmpty
+            ? nil
+            : MonitorChannel(
+                monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
         let limit = request.maximumResponseSize ?? client.configuration.maximumResponseSize
         self.sizeLimit = limit == Int.max ? nil : limit
         self.cacheHit = cacheHit
@@ -192,7 +205,8 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Sends attempt `number` through the transport, or joins an identical shared exchange.
     func send(_ urlRequest: URLRequest, attempt number: Int) {
         if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
-           !network.status.isReachable {
+            !network.status.isReachable
+        {
             return sendOffline(urlRequest, attempt: number, network: network)
         }
         // Files take part here: where a download resumes from, a body on disk (see Call+Transfers.swift).
@@ -200,7 +214,9 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
         let attempt = Attempt(number: number, sending: exchange, call: self)
         if strategy == .share, !movesFiles,
-           let membership = client.join(attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders)) {
+            let membership = client.join(
+                attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders))
+        {
             core.attach(membership, attempt: number)
         } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
             core.attach(task, attempt: number)
@@ -372,8 +388,10 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     }
 
     /// A request that failed inside `send`: its callback runs after `send` returns.
-    private static func failedInsideSend(_ core: RequestCore, _ error: TernError, queue: CallbackQueue,
-                                         completion: @escaping Completion) -> RequestHandle {
+    private static func failedInsideSend(
+        _ core: RequestCore, _ error: TernError, queue: CallbackQueue,
+        completion: @escaping Completion
+    ) -> RequestHandle {
         let handle = core.makeHandle()
         core.fail(error)  // no call has begun: this only marks it finished; delivered below
         let retainedHandle = core.retainsHandle ? handle : nil

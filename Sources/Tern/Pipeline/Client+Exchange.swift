@@ -11,8 +11,10 @@ extension Client {
     /// Joins `attempt` (of request `id`, sending `request`) to the open shared exchange for
     /// `identity`, starting one with `request` when none is open. Nil when the exchange closed
     /// between lookup and join: the attempt then goes alone.
-    func join(_ attempt: Attempt, sending request: TransportRequest, of id: UInt64,
-              sharing identity: RequestIdentity) -> SharedExchangeMembership? {
+    func join(
+        _ attempt: Attempt, sending request: TransportRequest, of id: UInt64,
+        sharing identity: RequestIdentity
+    ) -> SharedExchangeMembership? {
         let (exchange, leads) = registry.withLock { registry -> (SharedExchange, Bool) in
             if let open = registry.sharedExchanges[identity] { return (open, false) }
             let exchange = SharedExchange(identity: identity) { [weak self] in self?.close($0) }

@@ -40,8 +40,10 @@ final class SharedExchange: Sendable {
     /// Starts the exchange through `start` (the client's one way to the transport). When the
     /// transport refuses (it was invalidated) the exchange closes and returns its members, for
     /// the client to end each one.
-    func start(_ request: TransportRequest,
-               through start: (TransportRequest, @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?) -> [Attempt] {
+    func start(
+        _ request: TransportRequest,
+        through start: (TransportRequest, @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
+    ) -> [Attempt] {
         guard let task = start(request, { [self] event in receive(event) }) else {
             let members = state.withLock { state -> [Attempt] in
                 state.isClosed = true

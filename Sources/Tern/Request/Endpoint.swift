@@ -121,7 +121,11 @@ extension Endpoint {
         case (.query, _), (_, .some):
             query = parameters
         case (.automatic, nil):
-            if method.allowsBody && method != .delete { body = parameters.isEmpty ? nil : .parameters(parameters) } else { query = parameters }
+            if method.allowsBody && method != .delete {
+                body = parameters.isEmpty ? nil : .parameters(parameters)
+            } else {
+                query = parameters
+            }
         case (.body(let encoding), nil):
             body = .parameters(parameters, encoding: encoding)
         }

@@ -99,11 +99,12 @@ extension ParameterEncoding {
         }
         if let array = value as? [Any] {
             for (index, element) in array.enumerated() {
-                let elementKey: String = switch arrays {
-                case .brackets: "\(key)[]"
-                case .repeatedKey: key
-                case .indexed: "\(key)[\(index)]"
-                }
+                let elementKey: String =
+                    switch arrays {
+                    case .brackets: "\(key)[]"
+                    case .repeatedKey: key
+                    case .indexed: "\(key)[\(index)]"
+                    }
                 try flatten(key: elementKey, value: element, into: &pairs)
             }
             return

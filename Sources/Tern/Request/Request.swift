@@ -166,32 +166,40 @@ extension Request where Value == Data {
 
 extension Request where Value: Decodable {
     /// A request whose JSON response decodes to `Value` with a plain `JSONDecoder`.
-    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
-                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+    public init(
+        _ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+        headers: [String: String] = [:], timeout: TimeInterval? = nil
+    ) {
         self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .decodable())
     }
 }
 
 extension Request where Value == JSON {
     /// A request whose response is untyped `JSON`.
-    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
-                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+    public init(
+        _ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+        headers: [String: String] = [:], timeout: TimeInterval? = nil
+    ) {
         self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .json)
     }
 }
 
 extension Request where Value == Data {
     /// A request whose response is the raw body.
-    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
-                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+    public init(
+        _ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+        headers: [String: String] = [:], timeout: TimeInterval? = nil
+    ) {
         self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .data)
     }
 }
 
 extension Request where Value == String {
     /// A request whose response is text in the response's charset (UTF-8 by default).
-    public init(_ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
-                headers: [String: String] = [:], timeout: TimeInterval? = nil) {
+    public init(
+        _ url: String, method: HTTPMethod = .get, query: Parameters = [:], body: RequestBody? = nil,
+        headers: [String: String] = [:], timeout: TimeInterval? = nil
+    ) {
         self.init(url, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: .string())
     }
 }

@@ -37,14 +37,19 @@ enum RequestBuilder {
         return try makeURLRequest(request, settings: settings, hooks: HookChain(request: request, settings: settings, client: client))
     }
 
-    static func makeURLRequest<Value>(_ request: Request<Value>, settings: RequestSettings, hooks: HookChain?) throws(TernError) -> URLRequest {
+    static func makeURLRequest<Value>(
+        _ request: Request<Value>, settings: RequestSettings, hooks: HookChain?
+    ) throws(TernError) -> URLRequest {
         try prepare(request, settings: settings, hooks: hooks).urlRequest
     }
 
     /// The `URLRequest` of `request`, and where its body comes from when it is not in memory (a
     /// file, or a multipart form over its memory threshold).
-    static func prepare<Value>(_ request: Request<Value>, settings: RequestSettings, hooks: HookChain?)
-        throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?) {
+    static func prepare<Value>(
+        _ request: Request<Value>, settings: RequestSettings, hooks: HookChain?
+    )
+        throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?)
+    {
         var query = request.query
         var body = request.body
         if let hooks, !hooks.parameterRewriters.isEmpty {
@@ -91,10 +96,14 @@ enum RequestBuilder {
         case upload(UploadSource, contentType: String?)
     }
 
-    private static func rewriteParameters<Value>(_ request: Request<Value>, with hooks: [any ParameterRewriter])
-        throws(TernError) -> (Parameters, RequestBody?) {
-        var parameters = RequestParameters(query: request.query, body: request.body?.parameters, method: request.method,
-                                           path: request.url, tags: request.tags)
+    private static func rewriteParameters<Value>(
+        _ request: Request<Value>, with hooks: [any ParameterRewriter]
+    )
+        throws(TernError) -> (Parameters, RequestBody?)
+    {
+        var parameters = RequestParameters(
+            query: request.query, body: request.body?.parameters, method: request.method,
+            path: request.url, tags: request.tags)
         for hook in hooks {
             do { try hook.rewrite(&parameters) } catch { throw .fromHook(hook, error) }
         }
@@ -140,8 +149,10 @@ enum RequestBuilder {
                 return .data(try encode(), contentType: "application/json")
             } catch let EncodingError.invalidValue(value, context) {
                 let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-                throw .invalidRequest(.unencodableValue(key: path.isEmpty ? "(root)" : path,
-                                                        reason: "\(type(of: value)): \(context.debugDescription)"))
+                throw .invalidRequest(
+                    .unencodableValue(
+                        key: path.isEmpty ? "(root)" : path,
+                        reason: "\(type(of: value)): \(context.debugDescription)"))
             } catch {
                 throw .invalidRequest(.unencodableValue(key: "(root)", reason: String(describing: error)))
             }
@@ -159,7 +170,9 @@ enum RequestBuilder {
         }
     }
 
-    private static func encode(_ parameters: Parameters, as encoding: BodyEncoding, settings: RequestSettings) throws(TernError) -> (Data, String?) {
+    private static func encode(
+        _ parameters: Parameters, as encoding: BodyEncoding, settings: RequestSettings
+    ) throws(TernError) -> (Data, String?) {
         switch encoding {
         case .form: (Data(try settings.parameterEncoding.encode(parameters).utf8), "application/x-www-form-urlencoded; charset=utf-8")
         case .json: (try JSONBodyEncoder.encode(parameters), "application/json")
@@ -174,7 +187,7 @@ enum JSONBodyEncoder {
     static func encode(_ parameters: Parameters) throws(TernError) -> Data {
         let object = try jsonValue(parameters, path: "")
         guard JSONSerialization.isValidJSONObject(object),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         else { throw .invalidRequest(.unencodableValue(key: "(root)", reason: "not a valid JSON object")) }
         return data
     }
@@ -190,7 +203,7 @@ enum JSONBodyEncoder {
         }
         switch value {
         case is NSNull, is String, is Bool, is Int, is Int8, is Int16, is Int32, is Int64,
-             is UInt, is UInt8, is UInt16, is UInt32, is UInt64:
+            is UInt, is UInt8, is UInt16, is UInt32, is UInt64:
             return value
         case let double as Double:
             guard double.isFinite else { throw nonFinite(path) }

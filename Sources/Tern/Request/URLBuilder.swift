@@ -23,7 +23,7 @@ enum URLBuilder {
             return url
         }
         guard var components = URLComponents(string: encoded),
-              let host = components.host, !host.isEmpty
+            let host = components.host, !host.isEmpty
         else { throw .invalidRequest(.malformedURL(joined)) }
         let existing = (components.percentEncodedQuery ?? "")
             .split(separator: "&", omittingEmptySubsequences: true)
@@ -60,7 +60,7 @@ enum URLBuilder {
         guard let colon = string.firstIndex(of: ":") else { return nil }
         let candidate = string[..<colon]
         guard let first = candidate.unicodeScalars.first, first.isASCIILetter,
-              candidate.unicodeScalars.allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || "+-.".unicodeScalars.contains($0) })
+            candidate.unicodeScalars.allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || "+-.".unicodeScalars.contains($0) })
         else { return nil }
         return String(candidate)
     }
@@ -81,7 +81,8 @@ enum URLBuilder {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count + 16)
         for (index, byte) in bytes.enumerated() {
-            let isEscape = byte == UInt8(ascii: "%") && index + 2 < bytes.count
+            let isEscape =
+                byte == UInt8(ascii: "%") && index + 2 < bytes.count
                 && isHexDigit(bytes[index + 1]) && isHexDigit(bytes[index + 2])
             let isHostBracket = (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")) && host.contains(index)
             if isEscape || isHostBracket || (byte != UInt8(ascii: "%") && allowedInURL[Int(byte)]) {
@@ -96,8 +97,10 @@ enum URLBuilder {
     /// The byte range of the authority (`user@host:port`) after `scheme://`, empty without one.
     static func authorityRange(_ bytes: [UInt8]) -> Range<Int> {
         var index = 0
-        while index + 2 < bytes.count, !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")
-                                           && bytes[index + 2] == UInt8(ascii: "/")) {
+        while index + 2 < bytes.count,
+            !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")
+                && bytes[index + 2] == UInt8(ascii: "/"))
+        {
             index += 1
         }
         guard index + 2 < bytes.count else { return 0..<0 }

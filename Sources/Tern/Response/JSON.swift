@@ -141,7 +141,7 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     /// Compact JSON text, keys sorted.
     public var description: String {
         guard JSONSerialization.isValidJSONObject([anyValue]),
-              let data = try? JSONSerialization.data(withJSONObject: anyValue, options: [.sortedKeys, .fragmentsAllowed])
+            let data = try? JSONSerialization.data(withJSONObject: anyValue, options: [.sortedKeys, .fragmentsAllowed])
         else { return "\(anyValue)" }
         return String(decoding: data, as: UTF8.self)
     }

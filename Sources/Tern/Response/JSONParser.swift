@@ -177,7 +177,8 @@ struct JSONParser {
     private mutating func unicodeEscape() throws(Failure) -> Character {
         let first = try hexQuad()
         if (0xD800..<0xDC00).contains(first), index + 1 < bytes.count,
-           bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+            bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+        {
             let mark = index
             index += 2
             let second = try hexQuad()

@@ -48,9 +48,11 @@ public struct Metrics: Sendable, Hashable {
     public var bytesReceived: Int64
 
     /// Creates metrics; transports report them with `TransportEvent.metrics`.
-    public init(measuredBy: Source, nameLookup: TimeInterval? = nil, connect: TimeInterval? = nil, secureConnect: TimeInterval? = nil,
-                firstByte: TimeInterval, total: TimeInterval, redirectTime: TimeInterval = 0, reusedConnection: Bool? = nil,
-                httpVersion: String? = nil, bytesSent: Int64, bytesReceived: Int64) {
+    public init(
+        measuredBy: Source, nameLookup: TimeInterval? = nil, connect: TimeInterval? = nil, secureConnect: TimeInterval? = nil,
+        firstByte: TimeInterval, total: TimeInterval, redirectTime: TimeInterval = 0, reusedConnection: Bool? = nil,
+        httpVersion: String? = nil, bytesSent: Int64, bytesReceived: Int64
+    ) {
         self.measuredBy = measuredBy
         self.nameLookup = nameLookup
         self.connect = connect
@@ -97,7 +99,8 @@ struct ExchangeClock: Sendable {
         if let reported { return reported }
         let now = DispatchTime.now().uptimeNanoseconds
         func seconds(_ time: UInt64) -> TimeInterval { Double(time &- start) / 1e9 }
-        return Metrics(measuredBy: .tern, firstByte: seconds(head == 0 ? now : head), total: seconds(now),
-                       bytesSent: bytesSent, bytesReceived: received)
+        return Metrics(
+            measuredBy: .tern, firstByte: seconds(head == 0 ? now : head), total: seconds(now),
+            bytesSent: bytesSent, bytesReceived: received)
     }
 }

@@ -49,22 +49,29 @@ public struct Response<Value: Sendable>: Sendable {
     }
 
     /// Creates a response; Tern builds these, custom transports and tests may too.
-    public init(request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
-                source: ResponseSource = .network, attempt: Int = 1, redirects: [Redirect] = [], metrics: Metrics? = nil) {
-        self.init(request: request, head: ResponseHead(httpResponse), data: data, value: value, timing: timing, source: source,
-                  attempt: attempt, redirects: redirects, metrics: metrics)
+    public init(
+        request: URLRequest, httpResponse: HTTPURLResponse, data: Data, value: Value, timing: Timing,
+        source: ResponseSource = .network, attempt: Int = 1, redirects: [Redirect] = [], metrics: Metrics? = nil
+    ) {
+        self.init(
+            request: request, head: ResponseHead(httpResponse), data: data, value: value, timing: timing, source: source,
+            attempt: attempt, redirects: redirects, metrics: metrics)
     }
 
     /// Creates a response from a head (Foundation's response built only if asked for).
-    init(request: URLRequest, head: ResponseHead, data: Data, value: Value, timing: Timing,
-         source: ResponseSource, attempt: Int, redirects: [Redirect], metrics: Metrics?) {
+    init(
+        request: URLRequest, head: ResponseHead, data: Data, value: Value, timing: Timing,
+        source: ResponseSource, attempt: Int, redirects: [Redirect], metrics: Metrics?
+    ) {
         self.request = request
         self.head = head
         self.data = data
         self.value = value
         self.timing = timing
         let first = redirects.isEmpty && metrics == nil && attempt == (source == .cache ? 0 : 1)
-        trail = first ? .first(source)
+        trail =
+            first
+            ? .first(source)
             : .detailed(ResponseDetails(source: source, attempt: attempt, redirects: redirects, metrics: metrics))
     }
 
@@ -141,7 +148,8 @@ public struct Timing: Sendable, Hashable {
 extension Response: CustomStringConvertible, CustomDebugStringConvertible {
     /// `200 GET https://… — 1234 bytes from network`, secrets in the URL redacted.
     public var description: String {
-        var text = "\(statusCode) \(request.httpMethod ?? "GET") \(Redaction.shared.url(url ?? request.url)) — \(data.count) bytes from \(source)"
+        var text =
+            "\(statusCode) \(request.httpMethod ?? "GET") \(Redaction.shared.url(url ?? request.url)) — \(data.count) bytes from \(source)"
         if attempt > 1 { text += " (attempt \(attempt))" }
         return text
     }

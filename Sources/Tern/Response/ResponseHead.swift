@@ -60,8 +60,10 @@ public final class ResponseHead: @unchecked Sendable {
             if let built { return built }
             // Foundation's initializer is failable in name only (it builds from any status and fields).
             let url = url ?? URL(string: "about:blank")!
-            guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
-                    ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil) else {
+            guard
+                let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+                    ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil)
+            else {
                 preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
             }
             built = response

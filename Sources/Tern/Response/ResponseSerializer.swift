@@ -39,9 +39,11 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
         }
     }
 
-    init(acceptableContentTypes: Set<String>?, emptyValue: Value?, kind: Kind,
-         withDecoder: (@Sendable (UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value>)? = nil,
-         serialize: @escaping @Sendable (Data, ResponseHead) throws(TernError) -> Value) {
+    init(
+        acceptableContentTypes: Set<String>?, emptyValue: Value?, kind: Kind,
+        withDecoder: (@Sendable (UncheckedBox<JSONDecoder>) -> ResponseSerializer<Value>)? = nil,
+        serialize: @escaping @Sendable (Data, ResponseHead) throws(TernError) -> Value
+    ) {
         self.acceptableContentTypes = acceptableContentTypes
         self.emptyValue = emptyValue
         self.serialize = serialize
@@ -59,7 +61,8 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     func value(from data: Data, head response: ResponseHead, method: HTTPMethod) throws(TernError) -> Value {
         if data.isEmpty, method == .head || response.statusCode == 204 || response.statusCode == 205 {
             guard let emptyValue else {
-                throw .decoding(description: "empty body (status \(response.statusCode), \(method)) and \(Value.self) has no empty value", body: data)
+                throw .decoding(
+                    description: "empty body (status \(response.statusCode), \(method)) and \(Value.self) has no empty value", body: data)
             }
             return emptyValue
         }
@@ -99,8 +102,10 @@ extension ResponseSerializer where Value == JSON {
     /// - Parameter fallbackToString: When true, a body that is not JSON (or not labelled as JSON)
     ///   becomes `.string(body)` instead of an error, as the seeds' `HIHTTPRequestManager` does.
     public static func json(fallbackToString: Bool) -> ResponseSerializer<JSON> {
-        ResponseSerializer(acceptableContentTypes: fallbackToString ? nil : jsonContentTypes, emptyValue: .null,
-                           kind: .builtIn) { data, response throws(TernError) in
+        ResponseSerializer(
+            acceptableContentTypes: fallbackToString ? nil : jsonContentTypes, emptyValue: .null,
+            kind: .builtIn
+        ) { data, response throws(TernError) in
             do throws(TernError) {
                 return try JSON(data: data)
             } catch {
@@ -142,9 +147,10 @@ extension ResponseSerializer where Value: Decodable {
                 throw .decoding(description: String(describing: error), body: data)
             }
         }
-        return ResponseSerializer(acceptableContentTypes: jsonContentTypes,
-                                  emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value,
-                                  kind: .decodable, withDecoder: replace, serialize: serialize)
+        return ResponseSerializer(
+            acceptableContentTypes: jsonContentTypes,
+            emptyValue: (Value.self as? any EmptyRepresentable.Type)?.emptyValue as? Value,
+            kind: .decodable, withDecoder: replace, serialize: serialize)
     }
 }
 

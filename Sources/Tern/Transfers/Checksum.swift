@@ -144,11 +144,12 @@ struct LibCrypto: @unchecked Sendable {
                 dlsym(handle, name).map { unsafeBitCast($0, to: type) }
             }
             if let new = symbol("EVP_MD_CTX_new", as: New.self), let free = symbol("EVP_MD_CTX_free", as: Free.self),
-               let sha256 = symbol("EVP_sha256", as: Algorithm.self),
-               let initialize = symbol("EVP_DigestInit_ex", as: Initialize.self),
-               let update = symbol("EVP_DigestUpdate", as: Update.self),
-               let final = symbol("EVP_DigestFinal_ex", as: Final.self),
-               let copy = symbol("EVP_MD_CTX_copy_ex", as: Copy.self) {
+                let sha256 = symbol("EVP_sha256", as: Algorithm.self),
+                let initialize = symbol("EVP_DigestInit_ex", as: Initialize.self),
+                let update = symbol("EVP_DigestUpdate", as: Update.self),
+                let final = symbol("EVP_DigestFinal_ex", as: Final.self),
+                let copy = symbol("EVP_MD_CTX_copy_ex", as: Copy.self)
+            {
                 return LibCrypto(new: new, free: free, sha256: sha256, initialize: initialize, update: update, final: final, copy: copy)
             }
             dlclose(handle)

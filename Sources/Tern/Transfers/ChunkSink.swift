@@ -17,8 +17,10 @@ final class ChunkSink: Sendable {
     }
     private let state = Locked(State())
 
-    init(handler: @escaping @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void, queue: CallbackQueue, validation: ResponseValidation,
-         core: RequestCore) {
+    init(
+        handler: @escaping @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void, queue: CallbackQueue, validation: ResponseValidation,
+        core: RequestCore
+    ) {
         self.handler = handler
         self.queue = queue
         self.validation = validation
@@ -42,11 +44,13 @@ final class ChunkSink: Sendable {
 
     /// A chunk of an accepted body arrived.
     func receive(_ chunk: Data) {
-        guard let head = state.withLock({ state -> HTTPURLResponse? in
-            state.delivered = true
-            state.lastActivity = DispatchTime.now().uptimeNanoseconds
-            return state.head
-        }) else { return }
+        guard
+            let head = state.withLock({ state -> HTTPURLResponse? in
+                state.delivered = true
+                state.lastActivity = DispatchTime.now().uptimeNanoseconds
+                return state.head
+            })
+        else { return }
         queue.perform { [self] in
             // A cancel or the deadline finished the request: nothing more. (A completion comes
             // after every chunk queued before it, so it never finishes the request early.)

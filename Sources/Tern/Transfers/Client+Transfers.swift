@@ -31,23 +31,29 @@ extension Client {
     ///   - completion: The outcome.
     /// - Returns: A handle that can cancel the stream.
     @discardableResult
-    public func stream(_ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
-                       onChunk: @escaping @Sendable (Data) -> Void,
-                       completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void) -> RequestHandle {
+    public func stream(
+        _ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
+        onChunk: @escaping @Sendable (Data) -> Void,
+        completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void
+    ) -> RequestHandle {
         send(convertible.makeRequest().onChunk(onChunk), queue: queue, completion: completion)
     }
 
     /// Streams a `text/event-stream` response to `onEvent`, one server-sent event at a time,
     /// then calls `completion` once. See `Request.onChunk` for validation, deadline and retries.
     @discardableResult
-    public func events(_ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
-                       onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
-                       completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void) -> RequestHandle {
+    public func events(
+        _ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
+        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+        completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void
+    ) -> RequestHandle {
         // Chunks reach the parser one at a time, in order, on the callback queue.
         let parser = Locked(ServerSentEventParser())
-        return stream(convertible, queue: queue, onChunk: { chunk in
-            parser.withLock { $0.feed(chunk) }.forEach(onEvent)
-        }, completion: completion)
+        return stream(
+            convertible, queue: queue,
+            onChunk: { chunk in
+                parser.withLock { $0.feed(chunk) }.forEach(onEvent)
+            }, completion: completion)
     }
 
     /// Streams the response body to `delegate` (`request(_:didReceive:)` per chunk, and per
@@ -58,8 +64,10 @@ extension Client {
     ///   - queue: Where the delegate is called; nil uses the request's or client's.
     /// - Returns: A handle that can cancel the stream; the delegate receives it too.
     @discardableResult
-    public func stream(_ convertible: some RequestConvertible<Data>, delegate: any TransferDelegate,
-                       queue: CallbackQueue? = nil) -> RequestHandle {
+    public func stream(
+        _ convertible: some RequestConvertible<Data>, delegate: any TransferDelegate,
+        queue: CallbackQueue? = nil
+    ) -> RequestHandle {
         var request = convertible.makeRequest()
         let box = WeakTransferDelegate(delegate)
         let parser = Locked<ServerSentEventParser?>(nil)

@@ -16,8 +16,10 @@ public struct DownloadOptions: Sendable, Equatable {
     public var computesChecksum: Bool
 
     /// Creates options; every default is listed on its property.
-    public init(createsIntermediateDirectories: Bool = true, replacesExistingFile: Bool = false,
-                isResumable: Bool = false, computesChecksum: Bool = false) {
+    public init(
+        createsIntermediateDirectories: Bool = true, replacesExistingFile: Bool = false,
+        isResumable: Bool = false, computesChecksum: Bool = false
+    ) {
         self.createsIntermediateDirectories = createsIntermediateDirectories
         self.replacesExistingFile = replacesExistingFile
         self.isResumable = isResumable
@@ -78,9 +80,11 @@ extension Request where Value == DownloadedFile {
     ///   - query: Query parameters.
     ///   - headers: Headers for this request.
     ///   - timeout: Deadline in seconds for the whole download; nil uses the client's.
-    public static func download(_ url: String, to destination: URL, options: DownloadOptions = DownloadOptions(),
-                                method: HTTPMethod = .get, query: Parameters = [:], headers: [String: String] = [:],
-                                timeout: TimeInterval? = nil) -> Request<DownloadedFile> {
+    public static func download(
+        _ url: String, to destination: URL, options: DownloadOptions = DownloadOptions(),
+        method: HTTPMethod = .get, query: Parameters = [:], headers: [String: String] = [:],
+        timeout: TimeInterval? = nil
+    ) -> Request<DownloadedFile> {
         var request = Request(url, method: method, query: query, headers: headers, timeout: timeout, serializer: .downloadedFile)
         request.download = DownloadTarget(destination: destination, options: options)
         request.maximumResponseSize = Int.max

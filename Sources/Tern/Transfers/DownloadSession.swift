@@ -61,7 +61,8 @@ final class DownloadSession: Sendable {
     func prepare(_ request: inout URLRequest) -> Int64 {
         var offset: Int64 = 0
         if target.options.isResumable, let saved = ResumeRecord.read(from: resumeURL), saved.url == request.url?.absoluteString,
-           let size = (try? files.attributesOfItem(atPath: partialURL.path))?[.size] as? NSNumber, size.int64Value > 0 {
+            let size = (try? files.attributesOfItem(atPath: partialURL.path))?[.size] as? NSNumber, size.int64Value > 0
+        {
             offset = size.int64Value
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             request.setValue(saved.validator, forHTTPHeaderField: "If-Range")
@@ -114,17 +115,22 @@ final class DownloadSession: Sendable {
         do {
             if response.statusCode == 206, let start = Self.rangeStart(response), start != resumedFrom {
                 removePartial()  // the bytes on disk no longer line up: not worth resuming
-                throw URLError(.cannotParseResponse, userInfo: [NSLocalizedDescriptionKey:
-                    "the server resumed at byte \(start), the partial file ends at \(resumedFrom)"])
+                throw URLError(
+                    .cannotParseResponse,
+                    userInfo: [
+                        NSLocalizedDescriptionKey:
+                            "the server resumed at byte \(start), the partial file ends at \(resumedFrom)"
+                    ])
             }
             if !files.fileExists(atPath: partialURL.path) {
                 // An empty 2xx body: nothing was written, the file is empty.
                 guard files.createFile(atPath: partialURL.path, contents: Data()) else { throw URLError(.cannotCreateFile) }
             }
             let size = ((try files.attributesOfItem(atPath: partialURL.path))[.size] as? NSNumber)?.int64Value ?? 0
-            let sha256: String? = if target.options.computesChecksum {
-                try digest?.hexDigest() ?? Checksum.hexDigest(ofFile: partialURL)
-            } else { nil }
+            let sha256: String? =
+                if target.options.computesChecksum {
+                    try digest?.hexDigest() ?? Checksum.hexDigest(ofFile: partialURL)
+                } else { nil }
             try moveIntoPlace()
             state.withLock { $0.succeeded = true }
             try? files.removeItem(at: resumeURL)
@@ -148,7 +154,8 @@ final class DownloadSession: Sendable {
         // rename(2) replaces an existing file atomically: readers see the old file or the new one.
         guard rename(partialURL.path, destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
-            throw URLError(.cannotMoveFile, userInfo: [NSLocalizedDescriptionKey: "cannot move \(partialURL.path) to \(destination.path): \(reason)"])
+            throw URLError(
+                .cannotMoveFile, userInfo: [NSLocalizedDescriptionKey: "cannot move \(partialURL.path) to \(destination.path): \(reason)"])
         }
     }
 
@@ -174,7 +181,8 @@ final class DownloadSession: Sendable {
     /// The first byte of a `Content-Range: bytes a-b/n` header.
     static func rangeStart(_ response: HTTPURLResponse) -> Int64? {
         guard let range = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(),
-              range.hasPrefix("bytes "), let dash = range.firstIndex(of: "-") else { return nil }
+            range.hasPrefix("bytes "), let dash = range.firstIndex(of: "-")
+        else { return nil }
         return Int64(range[range.index(range.startIndex, offsetBy: 6)..<dash].trimmingCharacters(in: .whitespaces))
     }
 }

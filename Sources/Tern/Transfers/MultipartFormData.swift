@@ -116,8 +116,9 @@ extension MultipartFormData.Part {
     }
 
     /// RFC 5987 `attr-char`: what an extended parameter value keeps unescaped.
-    static let attributeCharacters = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
+    static let attributeCharacters = CharacterSet(
+        charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
 }
 
 /// MIME types for common file extensions, the same on every platform.

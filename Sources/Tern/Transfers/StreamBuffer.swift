@@ -42,7 +42,8 @@ final class StreamBuffer: Sendable {
 
     /// A chunk arrived (on the transport's thread).
     func append(_ chunk: Data) {
-        let (waiter, pause, overflow) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, RequestHandle?, RequestHandle?) in
+        let (waiter, pause, overflow) = state.withLock {
+            state -> (CheckedContinuation<Data?, any Error>?, RequestHandle?, RequestHandle?) in
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, nil, nil)

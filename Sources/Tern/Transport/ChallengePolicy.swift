@@ -89,8 +89,9 @@ enum ChallengePolicy {
 extension ChallengePolicy.Challenge {
     /// The facts of a URLSession challenge.
     init(_ challenge: URLAuthenticationChallenge, hasCredential: Bool) {
-        self.init(method: ChallengePolicy.Method(challenge.protectionSpace.authenticationMethod),
-                  isProxy: challenge.protectionSpace.isProxy(), previousFailures: challenge.previousFailureCount,
-                  hasCredential: hasCredential)
+        self.init(
+            method: ChallengePolicy.Method(challenge.protectionSpace.authenticationMethod),
+            isProxy: challenge.protectionSpace.isProxy(), previousFailures: challenge.previousFailureCount,
+            hasCredential: hasCredential)
     }
 }

@@ -46,9 +46,10 @@ public struct ProxyConfiguration: Sendable, Equatable, CustomStringConvertible {
         #if canImport(Darwin)
         return nil
         #else
-        return kind == .environment ? nil
+        return kind == .environment
+            ? nil
             : "an explicit proxy (or .direct) needs the libcurl transport on Linux: FoundationNetworking's URLSession "
-            + "ignores connectionProxyDictionary and always follows http_proxy / https_proxy"
+                + "ignores connectionProxyDictionary and always follows http_proxy / https_proxy"
         #endif
     }
 
@@ -61,8 +62,10 @@ public struct ProxyConfiguration: Sendable, Equatable, CustomStringConvertible {
         case .direct:
             return ["HTTPEnable": 0, "HTTPSEnable": 0]
         case .http(let host, let port, let excluding):
-            var dictionary: [AnyHashable: Any] = ["HTTPEnable": 1, "HTTPProxy": host, "HTTPPort": port,
-                                                  "HTTPSEnable": 1, "HTTPSProxy": host, "HTTPSPort": port]
+            var dictionary: [AnyHashable: Any] = [
+                "HTTPEnable": 1, "HTTPProxy": host, "HTTPPort": port,
+                "HTTPSEnable": 1, "HTTPSProxy": host, "HTTPSPort": port,
+            ]
             if !excluding.isEmpty { dictionary["ExceptionsList"] = excluding }
             return dictionary
         }

@@ -61,15 +61,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Routes a task's events; `isStreamed` false: a completion-handler task, whose response and
     /// body come through its handler (only challenges and redirects come here).
-    func register(_ task: URLSessionTask, for request: TransportRequest, isStreamed: Bool,
-                  events: @escaping @Sendable (TransportEvent) -> Void) {
+    func register(
+        _ task: URLSessionTask, for request: TransportRequest, isStreamed: Bool,
+        events: @escaping @Sendable (TransportEvent) -> Void
+    ) {
         var limit: Int?
         var file: ResponseFileWriter?
         switch request.destination {
         case .memory(let bytes): limit = bytes
         case .file(let url, let offset): file = ResponseFileWriter(url: url, offset: offset)
         }
-        let route = Route(task: task, events: events, isStreamed: isStreamed, followsRedirects: request.followsRedirects, limit: limit, file: file)
+        let route = Route(
+            task: task, events: events, isStreamed: isStreamed, followsRedirects: request.followsRedirects, limit: limit, file: file)
         routes.withLock { $0[task.taskIdentifier] = route }
         if !isStreamed, limit != nil { startWatching() }
     }
@@ -219,10 +222,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let route = routes.withLock({ routes -> Route? in
-            guard routes[task.taskIdentifier]?.isStreamed == true else { return nil }
-            return routes.removeValue(forKey: task.taskIdentifier)
-        }) else { return }
+        guard
+            let route = routes.withLock({ routes -> Route? in
+                guard routes[task.taskIdentifier]?.isStreamed == true else { return nil }
+                return routes.removeValue(forKey: task.taskIdentifier)
+            })
+        else { return }
         let closeError = route.file?.finish()
         if route.cancelledChallenge, let http = task.response as? HTTPURLResponse {
             // We refused the challenge: the caller gets the 401 as a normal response.
@@ -243,7 +248,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         #if canImport(Security)
         if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
-           let trust = challenge.protectionSpace.serverTrust {
+            let trust = challenge.protectionSpace.serverTrust
+        {
             let host = challenge.protectionSpace.host
             let pins = pinning.pins(for: host)
             if pins != .none {

@@ -76,8 +76,10 @@ public struct TransportRequest: Sendable {
     public var followsRedirects: Bool
 
     /// Creates a transport request; a body set on `urlRequest` moves into `body`.
-    public init(_ urlRequest: URLRequest, destination: Destination = .memory(limit: nil), streamsBody: Bool = false,
-                followsRedirects: Bool = false) {
+    public init(
+        _ urlRequest: URLRequest, destination: Destination = .memory(limit: nil), streamsBody: Bool = false,
+        followsRedirects: Bool = false
+    ) {
         if let data = urlRequest.httpBody {
             var bodiless = urlRequest
             bodiless.httpBody = nil

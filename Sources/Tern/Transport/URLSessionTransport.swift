@@ -40,8 +40,10 @@ public final class URLSessionTransport: Transport {
     ///   - pinning: Server keys or certificates to insist on, checked in the server-trust
     ///     challenge (Apple platforms; Linux sends no such challenge, so a `Client` refuses
     ///     pinning with this transport there).
-    public init(configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed,
-                pinning: ServerPinning = .none) {
+    public init(
+        configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed,
+        pinning: ServerPinning = .none
+    ) {
         delegate = SessionDelegate(credential: credential, pinning: pinning)
         self.delivery = delivery
         let queue = OperationQueue()
@@ -54,8 +56,9 @@ public final class URLSessionTransport: Transport {
     /// `TERN_TRANSPORT=urlsession`): its session configuration (`makeSessionConfiguration()`),
     /// credential, delivery and pins.
     public static func make(configuration: ClientConfiguration) -> URLSessionTransport {
-        URLSessionTransport(configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-                            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
+        URLSessionTransport(
+            configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
+            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
     }
 
     deinit {
@@ -87,8 +90,9 @@ public final class URLSessionTransport: Transport {
                         streamed.streamsBody = true
                         if self.start(streamed, events: events) != nil { return }
                     }
-                    Self.deliver(data: data, response: refusedChallenge ? slot.task?.response : response,
-                                 error: refusedChallenge ? nil : failure ?? error, limit: limit, to: events)
+                    Self.deliver(
+                        data: data, response: refusedChallenge ? slot.task?.response : response,
+                        error: refusedChallenge ? nil : failure ?? error, limit: limit, to: events)
                 }
                 slot.task = task
             }
@@ -118,8 +122,10 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Turns a completion handler's arguments into transport events.
-    private static func deliver(data: Data?, response: URLResponse?, error: (any Error)?, limit: Int?,
-                                to events: (TransportEvent) -> Void) {
+    private static func deliver(
+        data: Data?, response: URLResponse?, error: (any Error)?, limit: Int?,
+        to events: (TransportEvent) -> Void
+    ) {
         if let error {
             events(.completed(Platform.normalized(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))))
             return

@@ -87,9 +87,11 @@ public final class DiskCache: Sendable {
         self.directory = directory
         self.configuration = configuration
         let report = configuration.onEvent ?? { FileHandle.standardError.write(Data("TernCache: \($0)\n".utf8)) }
-        state = StoreState(store: try DiskStore(directory: directory, verify: configuration.verifiesOnOpen, onRecovery: report),
-                           report: report)
-        let hasLimits = configuration.countLimit < .max || configuration.sizeLimit < .max
+        state = StoreState(
+            store: try DiskStore(directory: directory, verify: configuration.verifiesOnOpen, onRecovery: report),
+            report: report)
+        let hasLimits =
+            configuration.countLimit < .max || configuration.sizeLimit < .max
             || configuration.ageLimit.isFinite || configuration.freeDiskSpaceLimit > 0
         if hasLimits, configuration.autoTrimInterval > 0 {
             let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
@@ -121,8 +123,9 @@ public final class DiskCache: Sendable {
                 try store.remove(key)
                 return nil
             }
-            return Entry(data: item.data, extendedData: item.extendedData, modified: Self.date(item.modified),
-                         lastAccess: Self.date(item.lastAccess))
+            return Entry(
+                data: item.data, extendedData: item.extendedData, modified: Self.date(item.modified),
+                lastAccess: Self.date(item.lastAccess))
         }
     }
 
@@ -234,12 +237,14 @@ final class StoreState: @unchecked Sendable {
 
     /// Trims to a configuration's limits, including its free-disk-space floor.
     func trim(to configuration: DiskCache.Configuration) throws(CacheError) {
-        let cutoff = configuration.ageLimit.isFinite
+        let cutoff =
+            configuration.ageLimit.isFinite
             ? DiskCache.milliseconds(Date().addingTimeInterval(-configuration.ageLimit)) : nil
         try perform { store throws(CacheError) in
             var sizeLimit = configuration.sizeLimit
             if configuration.freeDiskSpaceLimit > 0, let free = FileIO.freeSpace(at: store.directory.path),
-               free < configuration.freeDiskSpaceLimit {
+                free < configuration.freeDiskSpaceLimit
+            {
                 let size = try store.totals().size
                 sizeLimit = min(sizeLimit, max(0, size - (configuration.freeDiskSpaceLimit - free)))
             }

@@ -97,7 +97,8 @@ final class DiskStore {
     /// read-only directory), so that moving it aside will help.
     static func isUnusable(_ error: CacheError) -> Bool {
         switch error {
-        case .sqlite(let code, let message, _): SQLiteDatabase.isCorruption(code) || message.hasPrefix("quick_check:") || message.hasPrefix("schema version")
+        case .sqlite(let code, let message, _):
+            SQLiteDatabase.isCorruption(code) || message.hasPrefix("quick_check:") || message.hasPrefix("schema version")
         default: false
         }
     }
@@ -107,7 +108,8 @@ final class DiskStore {
         try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
         let version = Int64(try database.text("PRAGMA user_version") ?? "0") ?? 0
         if version == 0 {
-            try database.execute("""
+            try database.execute(
+                """
                 BEGIN;
                 CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, inline_data BLOB,
                     filename TEXT, extended BLOB, modified INTEGER NOT NULL, last_access INTEGER NOT NULL);
@@ -139,9 +141,11 @@ final class DiskStore {
     private func reconcile() throws(CacheError) {
         for name in FileIO.names(in: temporaryPath) { FileIO.remove(temporaryPath + "/" + name) }
         var files: [String: String] = [:]
-        try database.query("SELECT key, filename FROM entries WHERE filename IS NOT NULL", row: { row in
-            if let key = row.text(0), let name = row.text(1) { files[key] = name }
-        })
+        try database.query(
+            "SELECT key, filename FROM entries WHERE filename IS NOT NULL",
+            row: { row in
+                if let key = row.text(0), let name = row.text(1) { files[key] = name }
+            })
         let onDisk = Set(FileIO.names(in: dataPath))
         let referenced = Set(files.values)
         for name in onDisk where !referenced.contains(name) { FileIO.remove(dataPath + "/" + name) }
@@ -164,9 +168,10 @@ final class DiskStore {
     ///   last recorded access is at least this old.
     func item(forKey key: String, now: Int64, accessResolution: Int64) throws(CacheError) -> Item? {
         var found: (size: Int, inline: Data?, file: String?, extended: Data?, modified: Int64, access: Int64)?
-        try database.query("SELECT size, inline_data, filename, extended, modified, last_access FROM entries WHERE key = ?",
-                           bind: { $0.bind(1, key) },
-                           row: { row in found = (Int(row.int64(0)), row.data(1), row.text(2), row.data(3), row.int64(4), row.int64(5)) })
+        try database.query(
+            "SELECT size, inline_data, filename, extended, modified, last_access FROM entries WHERE key = ?",
+            bind: { $0.bind(1, key) },
+            row: { row in found = (Int(row.int64(0)), row.data(1), row.text(2), row.data(3), row.int64(4), row.int64(5)) })
         guard let found else { return nil }
         let lastAccess = pendingAccess[key] ?? found.access
         let data: Data
@@ -201,16 +206,17 @@ final class DiskStore {
             name = fileName
         }
         do {
-            try database.query("INSERT OR REPLACE INTO entries (key, size, inline_data, filename, extended, modified, last_access) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               bind: { statement in
-                statement.bind(1, key)
-                statement.bind(2, Int64(data.count))
-                if name == nil { statement.bind(3, data) } else { statement.bindNull(3) }
-                if let name { statement.bind(4, name) } else { statement.bindNull(4) }
-                statement.bind(5, extendedData)
-                statement.bind(6, now)
-                statement.bind(7, now)
-            })
+            try database.query(
+                "INSERT OR REPLACE INTO entries (key, size, inline_data, filename, extended, modified, last_access) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                bind: { statement in
+                    statement.bind(1, key)
+                    statement.bind(2, Int64(data.count))
+                    if name == nil { statement.bind(3, data) } else { statement.bindNull(3) }
+                    if let name { statement.bind(4, name) } else { statement.bindNull(4) }
+                    statement.bind(5, extendedData)
+                    statement.bind(6, now)
+                    statement.bind(7, now)
+                })
         } catch {
             if let name { FileIO.remove(dataPath + "/" + name) }
             throw error
@@ -238,8 +244,12 @@ final class DiskStore {
         var keys: [String] = []
         // Keys in [prefix, prefix + U+10FFFF) start with prefix (TEXT compares as UTF-8 bytes).
         let upper = prefix + "\u{10FFFF}"
-        try database.query("SELECT key FROM entries WHERE key >= ? AND key < ?", bind: { $0.bind(1, prefix); $0.bind(2, upper) },
-                           row: { if let key = $0.text(0), key.hasPrefix(prefix) { keys.append(key) } })
+        try database.query(
+            "SELECT key FROM entries WHERE key >= ? AND key < ?",
+            bind: {
+                $0.bind(1, prefix); $0.bind(2, upper)
+            },
+            row: { if let key = $0.text(0), key.hasPrefix(prefix) { keys.append(key) } })
         guard !keys.isEmpty else { return 0 }
         try transaction { () throws(CacheError) in
             for key in keys { try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, key) }) }
@@ -287,15 +297,17 @@ final class DiskStore {
         var removed: [(key: String, size: Int64)] = []
         try transaction { () throws(CacheError) in
             if let accessedBefore {
-                try database.query("SELECT key, size FROM entries WHERE last_access < ?", bind: { $0.bind(1, accessedBefore) },
-                                   row: { if let key = $0.text(0) { removed.append((key, $0.int64(1))) } })
+                try database.query(
+                    "SELECT key, size FROM entries WHERE last_access < ?", bind: { $0.bind(1, accessedBefore) },
+                    row: { if let key = $0.text(0) { removed.append((key, $0.int64(1))) } })
                 try database.query("DELETE FROM entries WHERE last_access < ?", bind: { $0.bind(1, accessedBefore) })
             }
             var (remainingCount, remainingSize) = try totals()
             while remainingCount > count || remainingSize > size {
                 var batch: [(key: String, size: Int64)] = []
-                try database.query("SELECT key, size FROM entries ORDER BY last_access, rowid LIMIT 64",
-                                   row: { if let key = $0.text(0) { batch.append((key, $0.int64(1))) } })
+                try database.query(
+                    "SELECT key, size FROM entries ORDER BY last_access, rowid LIMIT 64",
+                    row: { if let key = $0.text(0) { batch.append((key, $0.int64(1))) } })
                 guard !batch.isEmpty else { break }
                 for entry in batch where remainingCount > count || remainingSize > size {
                     try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, entry.key) })
@@ -317,7 +329,11 @@ final class DiskStore {
         pendingAccess = [:]
         try transaction { () throws(CacheError) in
             for (key, time) in pending {
-                try database.query("UPDATE entries SET last_access = ? WHERE key = ?", bind: { $0.bind(1, time); $0.bind(2, key) })
+                try database.query(
+                    "UPDATE entries SET last_access = ? WHERE key = ?",
+                    bind: {
+                        $0.bind(1, time); $0.bind(2, key)
+                    })
             }
         }
     }

@@ -55,8 +55,10 @@ package final class SQLiteDatabase {
 
     /// Runs `sql` (cached), lets `bind` bind its parameters, and calls `row` for each result row.
     /// Parameters bound with `Statement.bindStatic` must stay valid until this returns.
-    package func query(_ sql: String, bind: (Statement) throws(CacheError) -> Void = { _ in },
-               row: (Statement) throws(CacheError) -> Void = { _ in }) throws(CacheError) {
+    package func query(
+        _ sql: String, bind: (Statement) throws(CacheError) -> Void = { _ in },
+        row: (Statement) throws(CacheError) -> Void = { _ in }
+    ) throws(CacheError) {
         let statement = try prepared(sql)
         defer {
             _ = sqlite.reset(statement)
@@ -92,8 +94,9 @@ package final class SQLiteDatabase {
     }
 
     private func error(_ code: Int32, _ sql: String) -> CacheError {
-        .sqlite(code: code, message: Self.message(sqlite, connection, code),
-                operation: sql.split(separator: " ").prefix(4).joined(separator: " "))
+        .sqlite(
+            code: code, message: Self.message(sqlite, connection, code),
+            operation: sql.split(separator: " ").prefix(4).joined(separator: " "))
     }
 
     /// The connection's last error message, or the generic text for `code` without a connection.

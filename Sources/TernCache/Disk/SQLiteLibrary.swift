@@ -21,8 +21,11 @@ import Foundation
 struct SQLiteLibrary: @unchecked Sendable {
     typealias Handle = OpaquePointer
     typealias Destructor = @convention(c) (UnsafeMutableRawPointer?) -> Void
-    typealias ExecCallback = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                             UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+    typealias ExecCallback =
+        @convention(c) (
+            UnsafeMutableRawPointer?, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+            UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        ) -> Int32
 
     /// The library's version, as `sqlite3_libversion` reports it.
     let version: String
@@ -32,11 +35,17 @@ struct SQLiteLibrary: @unchecked Sendable {
     let errorString: @convention(c) (Int32) -> UnsafePointer<CChar>?
     let extendedResultCodes: @convention(c) (Handle?, Int32) -> Int32
     let busyTimeout: @convention(c) (Handle?, Int32) -> Int32
-    let exec: @convention(c) (Handle?, UnsafePointer<CChar>?, ExecCallback?, UnsafeMutableRawPointer?,
-                              UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+    let exec:
+        @convention(c) (
+            Handle?, UnsafePointer<CChar>?, ExecCallback?, UnsafeMutableRawPointer?,
+            UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        ) -> Int32
     let changes: @convention(c) (Handle?) -> Int32
-    let prepare: @convention(c) (Handle?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Handle?>?,
-                                 UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
+    let prepare:
+        @convention(c) (
+            Handle?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Handle?>?,
+            UnsafeMutablePointer<UnsafePointer<CChar>?>?
+        ) -> Int32
     let step: @convention(c) (Handle?) -> Int32
     let reset: @convention(c) (Handle?) -> Int32
     let clearBindings: @convention(c) (Handle?) -> Int32
@@ -96,20 +105,21 @@ struct SQLiteLibrary: @unchecked Sendable {
         }
         do throws(CacheError) {
             let libraryVersion: @convention(c) () -> UnsafePointer<CChar>? = try function("sqlite3_libversion")
-            return .success(SQLiteLibrary(
-                version: libraryVersion().map { String(cString: $0) } ?? "?",
-                open: try function("sqlite3_open_v2"), close: try function("sqlite3_close_v2"),
-                errorMessage: try function("sqlite3_errmsg"), errorString: try function("sqlite3_errstr"),
-                extendedResultCodes: try function("sqlite3_extended_result_codes"),
-                busyTimeout: try function("sqlite3_busy_timeout"), exec: try function("sqlite3_exec"),
-                changes: try function("sqlite3_changes"), prepare: try function("sqlite3_prepare_v2"),
-                step: try function("sqlite3_step"), reset: try function("sqlite3_reset"),
-                clearBindings: try function("sqlite3_clear_bindings"), finalize: try function("sqlite3_finalize"),
-                bindInt64: try function("sqlite3_bind_int64"), bindText: try function("sqlite3_bind_text"),
-                bindBlob: try function("sqlite3_bind_blob"), bindZeroBlob: try function("sqlite3_bind_zeroblob"),
-                bindNull: try function("sqlite3_bind_null"), columnType: try function("sqlite3_column_type"),
-                columnInt64: try function("sqlite3_column_int64"), columnText: try function("sqlite3_column_text"),
-                columnBlob: try function("sqlite3_column_blob"), columnBytes: try function("sqlite3_column_bytes")))
+            return .success(
+                SQLiteLibrary(
+                    version: libraryVersion().map { String(cString: $0) } ?? "?",
+                    open: try function("sqlite3_open_v2"), close: try function("sqlite3_close_v2"),
+                    errorMessage: try function("sqlite3_errmsg"), errorString: try function("sqlite3_errstr"),
+                    extendedResultCodes: try function("sqlite3_extended_result_codes"),
+                    busyTimeout: try function("sqlite3_busy_timeout"), exec: try function("sqlite3_exec"),
+                    changes: try function("sqlite3_changes"), prepare: try function("sqlite3_prepare_v2"),
+                    step: try function("sqlite3_step"), reset: try function("sqlite3_reset"),
+                    clearBindings: try function("sqlite3_clear_bindings"), finalize: try function("sqlite3_finalize"),
+                    bindInt64: try function("sqlite3_bind_int64"), bindText: try function("sqlite3_bind_text"),
+                    bindBlob: try function("sqlite3_bind_blob"), bindZeroBlob: try function("sqlite3_bind_zeroblob"),
+                    bindNull: try function("sqlite3_bind_null"), columnType: try function("sqlite3_column_type"),
+                    columnInt64: try function("sqlite3_column_int64"), columnText: try function("sqlite3_column_text"),
+                    columnBlob: try function("sqlite3_column_blob"), columnBytes: try function("sqlite3_column_bytes")))
         } catch {
             dlclose(library)
             return .failure(error)

@@ -28,8 +28,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     ///   - ageLimit: Seconds an entry lives after its last access. No limit by default.
     public init(countLimit: Int = .max, costLimit: Int = .max, ageLimit: TimeInterval = .infinity) {
         storage = .allocate(capacity: 1)
-        storage.initialize(to: LRUStorage(countLimit: max(0, countLimit), costLimit: max(0, costLimit),
-                                          ageLimit: LRUStorage<Key, Value>.nanoseconds(ageLimit)))
+        storage.initialize(
+            to: LRUStorage(
+                countLimit: max(0, countLimit), costLimit: max(0, costLimit),
+                ageLimit: LRUStorage<Key, Value>.nanoseconds(ageLimit)))
     }
 
     deinit {

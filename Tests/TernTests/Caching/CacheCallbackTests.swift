@@ -86,7 +86,7 @@ import Testing
         let directory = CacheFixture.directory()
         let policy = CachePolicy(read: .cacheElseNetwork, write: .disk)
         _ = try await CacheFixture.client(policy, directory: directory).send(CacheFixture.resource(key))
-        let client = try CacheFixture.client(policy, directory: directory)   // empty memory: the read goes to disk
+        let client = try CacheFixture.client(policy, directory: directory)  // empty memory: the read goes to disk
         let outcomes = Outcomes()
         for index in 0..<20 {
             let handle = client.send(CacheFixture.resource(key).caching(policy).repeating(.allow)) { result in

@@ -33,8 +33,9 @@ import Testing
         #expect(try await client.send(Request<JSON>("cached?q=b&key=\(key)&ts=2")).source == .network, "q is part of the key")
         var upgraded = ignoring
         upgraded.namespace = "app 2.0"
-        #expect(try await client.send(Request<JSON>("cached?q=a&key=\(key)").caching(upgraded)).source == .network,
-                "a new namespace misses every old entry")
+        #expect(
+            try await client.send(Request<JSON>("cached?q=a&key=\(key)").caching(upgraded)).source == .network,
+            "a new namespace misses every old entry")
         var everyQueryAlike = policy
         everyQueryAlike.keyTransform = { $0.replacingOccurrences(of: #"q=[a-z]"#, with: "q=*", options: .regularExpression) }
         _ = try await client.send(Request<JSON>("cached?key=\(key)&q=x").caching(everyQueryAlike))

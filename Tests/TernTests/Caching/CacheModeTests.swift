@@ -69,7 +69,7 @@ import Testing
         let key = Fixture.uniqueKey("expiry")
         let maxAge = 0.5
         let client = try CacheFixture.client(CachePolicy(read: .cacheElseNetwork, write: .both, maxAge: maxAge))
-        let before = Date()   // the entry is stored after this, and read before the second send returns
+        let before = Date()  // the entry is stored after this, and read before the second send returns
         _ = try await client.send(CacheFixture.resource(key))
         let early = try await client.send(CacheFixture.resource(key))
         if Date().timeIntervalSince(before) < maxAge * 0.8 { #expect(early.source == .cache) }
@@ -88,7 +88,7 @@ import Testing
         let policy = CachePolicy(write: .both, maxAge: 0.2, servesStaleOnError: true)
         let client = try CacheFixture.client(policy)
         let stored = try await client.send(CacheFixture.resource(key))
-        try await Task.sleep(milliseconds: 300)      // expired, kept for stale-on-error
+        try await Task.sleep(milliseconds: 300)  // expired, kept for stale-on-error
         try await CacheFixture.setState(key, failure)
         let stale = try await client.send(CacheFixture.resource(key))
         #expect(stale.source == .stale && stale.data == stored.data)
@@ -103,7 +103,9 @@ import Testing
         // The key ignores the host, so a client of a dead port reads what the live one stored.
         let key = Fixture.uniqueKey("dead")
         let directory = CacheFixture.directory()
-        let hostless: @Sendable (String) -> String = { $0.replacingOccurrences(of: #"//[^/]+/"#, with: "//host/", options: .regularExpression) }
+        let hostless: @Sendable (String) -> String = {
+            $0.replacingOccurrences(of: #"//[^/]+/"#, with: "//host/", options: .regularExpression)
+        }
         let policy = CachePolicy(read: .cacheThenNetwork, write: .both, keyTransform: hostless, servesStaleOnError: true)
         _ = try await CacheFixture.client(policy, directory: directory).send(CacheFixture.resource(key))
         let dead = try CacheFixture.client(policy, directory: directory, base: "http://127.0.0.1:9")

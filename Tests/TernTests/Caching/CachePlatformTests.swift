@@ -9,7 +9,8 @@ import Testing
         let directory = ResponseCache.defaultDirectory(baseURL: "https://api.example.com/v1")
         #expect(directory.pathComponents.suffix(3) == ["Tern", ResponseCache.appIdentifier, "api.example.com"])
         #expect(ResponseCache.appIdentifier == (Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName))
-        #expect(ResponseCache.defaultDirectory(baseURL: nil, app: "weather") != ResponseCache.defaultDirectory(baseURL: nil, app: "tern-bench"))
+        #expect(
+            ResponseCache.defaultDirectory(baseURL: nil, app: "weather") != ResponseCache.defaultDirectory(baseURL: nil, app: "tern-bench"))
         #expect(ResponseCache.defaultDirectory(baseURL: nil, app: "a").lastPathComponent == "default")
     }
 
@@ -22,7 +23,8 @@ import Testing
         let cache = ResponseCache(directory: directory, memoryLimit: 1 << 20, diskLimit: 1 << 20, reopenDelay: 0.2)
         let policy = CachePolicy(write: .disk)
         let key = try #require(CacheKey(URLRequest(url: URL(string: "https://api.test/a")!), policy: policy))
-        let http = try #require(HTTPURLResponse(url: URL(string: "https://api.test/a")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
+        let http = try #require(
+            HTTPURLResponse(url: URL(string: "https://api.test/a")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
         cache.store(CachedResponse(http, body: Data("a".utf8), key: key), for: key, in: .disk)
         #expect(cache.diskEntry(for: key) == nil)
 
@@ -31,7 +33,7 @@ import Testing
         cache.store(CachedResponse(http, body: Data("b".utf8), key: key), for: key, in: .disk)
         #expect(!FileManager.default.fileExists(atPath: directory.path))
         // …after it, the disk level opens and works.
-        try await Task.sleep(milliseconds: 300)   // not Thread.sleep: it would hold one of the few shared threads
+        try await Task.sleep(milliseconds: 300)  // not Thread.sleep: it would hold one of the few shared threads
         cache.store(CachedResponse(http, body: Data("c".utf8), key: key), for: key, in: .disk)
         cache.memory.removeAll()
         #expect(cache.diskEntry(for: key)?.body == Data("c".utf8))

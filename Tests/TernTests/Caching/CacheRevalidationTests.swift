@@ -12,7 +12,7 @@ import Testing
         let client = try CacheFixture.client(refreshing)
         let first = try await client.send(CacheFixture.resource(key, etag: "v1"))
         try await Task.sleep(milliseconds: 600)
-        let refreshedAt = Date()   // the 304 refreshes the entry after this
+        let refreshedAt = Date()  // the 304 refreshes the entry after this
         let revalidated = try await client.send(CacheFixture.resource(key, etag: "v1"))
         #expect(revalidated.source == .revalidated && revalidated.statusCode == 200)
         #expect(revalidated.data == first.data, "a 304 delivers the cached body")

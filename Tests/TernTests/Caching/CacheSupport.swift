@@ -7,12 +7,15 @@ import Testing
 enum CacheFixture {
     /// A fresh cache directory.
     static func directory(_ label: String = #function) -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("tern-cache-\(label.prefix(while: { $0 != "(" }))-\(UUID().uuidString)")
+        FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tern-cache-\(label.prefix(while: { $0 != "(" }))-\(UUID().uuidString)")
     }
 
     /// A client of the fixture server with `policy` as its default and its own cache directory.
-    static func client(_ policy: CachePolicy = .disabled, directory: URL = directory(), base: String? = nil,
-                       configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> Client {
+    static func client(
+        _ policy: CachePolicy = .disabled, directory: URL = directory(), base: String? = nil,
+        configure: (inout ClientConfiguration) -> Void = { _ in }
+    ) throws -> Client {
         let base = try base ?? TestServers.fixture()
         return Client(baseURL: base) {
             $0.callbackQueue = .immediate
@@ -48,8 +51,9 @@ extension Client {
     func cachedAndFinal<Value>(_ request: Request<Value>) async -> (hits: [Response<Value>], result: Result<Response<Value>, TernError>) {
         let hits = Locked([Response<Value>]())
         let result = await withCheckedContinuation { continuation in
-            send(request, queue: .immediate, cached: { response in hits.withLock { $0.append(response) } },
-                 completion: { continuation.resume(returning: $0) })
+            send(
+                request, queue: .immediate, cached: { response in hits.withLock { $0.append(response) } },
+                completion: { continuation.resume(returning: $0) })
         }
         return (hits.withLock { $0 }, result)
     }

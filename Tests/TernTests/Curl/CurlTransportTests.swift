@@ -30,16 +30,18 @@ import Testing
         let key = Fixture.uniqueKey("fifo")
         let results = Locked<[Int: Result<Response<JSON>, TernError>]>([:])
         // Resumed by the last callback (no thread blocked waiting: the suite's other tests need them).
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<[Int: Result<Response<JSON>, TernError>], Never>) in
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<[Int: Result<Response<JSON>, TernError>], Never>) in
             var handles: [RequestHandle] = []
             for index in 0..<30 {
-                handles.append(client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.005])) { result in
-                    let all = results.withLock { results -> [Int: Result<Response<JSON>, TernError>]? in
-                        results[index] = result
-                        return results.count == 30 ? results : nil
-                    }
-                    if let all { continuation.resume(returning: all) }
-                })
+                handles.append(
+                    client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.005])) { result in
+                        let all = results.withLock { results -> [Int: Result<Response<JSON>, TernError>]? in
+                            results[index] = result
+                            return results.count == 30 ? results : nil
+                        }
+                        if let all { continuation.resume(returning: all) }
+                    })
             }
             handles[20].cancel()  // still waiting: one connection, twenty ahead of it
         }
@@ -88,7 +90,8 @@ import Testing
         #expect(log.progress(.upload).last?.completedBytes == 500_000)
         // POST + 307: Tern follows it and the body goes again.
         let target = try TestServers.fixture() + "/upload-sizes"
-        let redirected = try await client.send(Request<JSON>("redirect", method: .post, query: ["status": 307, "to": target], body: .file(file)))
+        let redirected = try await client.send(
+            Request<JSON>("redirect", method: .post, query: ["status": 307, "to": target], body: .file(file)))
         #expect(redirected.redirects.count == 1 && redirected.json["size"]?.int == 500_000)
         let chain = try await client.send(Request<JSON>("redirect-chain", query: ["n": 3, "key": Fixture.uniqueKey("curl")]))
         #expect(chain.redirects.count == 3)
@@ -111,9 +114,11 @@ import Testing
         defer { Transfers.clean(folder) }
         let key = Fixture.uniqueKey("curl-dl")
         try await Transfers.setState(key, ["drop": 300_000])
-        var request = Request.download("download", to: folder.appendingPathComponent("file.bin"),
-                                       options: DownloadOptions(isResumable: true, computesChecksum: true))
-            .querying(["key": key, "size": 1_000_000])
+        var request = Request.download(
+            "download", to: folder.appendingPathComponent("file.bin"),
+            options: DownloadOptions(isResumable: true, computesChecksum: true)
+        )
+        .querying(["key": key, "size": 1_000_000])
         request.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: 0.05, jitter: 0)
         let response = try await client.send(request)
         let stats = try await Transfers.stats(key, size: 1_000_000)
@@ -183,8 +188,10 @@ import Testing
         let folder = try Transfers.scratch("curl-fallback")
         defer { Transfers.clean(folder) }
         let run = try await Transfers.runToolCapturing(
-            ["download", try TestServers.fixture() + "/download?key=\(Fixture.uniqueKey("fallback"))&size=1000",
-             folder.appendingPathComponent("file.bin").path],
+            [
+                "download", try TestServers.fixture() + "/download?key=\(Fixture.uniqueKey("fallback"))&size=1000",
+                folder.appendingPathComponent("file.bin").path,
+            ],
             environment: ["TERN_TRANSPORT": "", "TERN_LIBCURL": "none"])
         #expect(run.status == 0)
         #expect(run.output.contains("done 1000 0"))
@@ -222,7 +229,9 @@ import Testing
 
     @Test func originsHeadersAndContentLengthsAreReadAsBytes() {
         // Repeated fields join under their first spelling, on both paths (pairwise up to 32 fields).
-        let few: [(name: String, value: String)] = [("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=2"), ("X", "1")]
+        let few: [(name: String, value: String)] = [
+            ("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=2"), ("X", "1"),
+        ]
         let many = few + (0..<40).map { (name: "X-Filler-\($0)", value: "\($0)") } + [("SET-COOKIE", "c=3")]
         let (fewFields, fewCookies) = CurlExchange.joined(few)
         #expect(fewFields == ["Set-Cookie": "a=1, b=2", "Content-Type": "text/plain", "X": "1"] && fewCookies)

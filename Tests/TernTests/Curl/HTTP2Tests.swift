@@ -17,11 +17,13 @@ import Testing
     }
 
     @Test func concurrentRequestsShareOneMultiplexedConnection() async throws {
-        let transport = try #require(CurlTransport.make(configuration: {
-            var configuration = ClientConfiguration()
-            configuration.tls.certificateAuthorityFile = try TestServers.tlsFile("ca.pem")
-            return configuration
-        }()))
+        let transport = try #require(
+            CurlTransport.make(
+                configuration: {
+                    var configuration = ClientConfiguration()
+                    configuration.tls.certificateAuthorityFile = try TestServers.tlsFile("ca.pem")
+                    return configuration
+                }()))
         let client = Client(baseURL: try TestServers.h2()) {
             $0.callbackQueue = .immediate
             $0.transport = transport

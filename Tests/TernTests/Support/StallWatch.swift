@@ -36,10 +36,16 @@ enum StallWatch {
                 if !reported && seconds(sent) > threshold {
                     reported = true
                     let at = Double(sent - began) / 1e9
-                    let waiting = [swiftRan.withLock { $0 } == nil ? "Swift's global executor" : nil,
-                                   dispatchRan.withLock { $0 } == nil ? "Dispatch's global queue" : nil].compactMap { $0 }
-                    FileHandle.standardError.write(Data(String(format: "stall-watch: at %.1f s, %@ has not run a job for %.1f s\n",
-                                                               at, waiting.joined(separator: " and "), threshold).utf8))
+                    let waiting = [
+                        swiftRan.withLock { $0 } == nil ? "Swift's global executor" : nil,
+                        dispatchRan.withLock { $0 } == nil ? "Dispatch's global queue" : nil,
+                    ].compactMap { $0 }
+                    FileHandle.standardError.write(
+                        Data(
+                            String(
+                                format: "stall-watch: at %.1f s, %@ has not run a job for %.1f s\n",
+                                at, waiting.joined(separator: " and "), threshold
+                            ).utf8))
                     if let gdbFolder, dumped < 5 {
                         dumped += 1
                         backtraces(into: gdbFolder, label: String(format: "%.1f", at))
@@ -49,8 +55,12 @@ enum StallWatch {
             let swiftWait = Double((swiftRan.withLock { $0 } ?? sent) - sent) / 1e9
             let dispatchWait = Double((dispatchRan.withLock { $0 } ?? sent) - sent) / 1e9
             if swiftWait > threshold || dispatchWait > threshold {
-                FileHandle.standardError.write(Data(String(format: "stall-watch: at %.1f s, a job waited %.1f s (Swift) / %.1f s (Dispatch)\n",
-                                                           Double(sent - began) / 1e9, swiftWait, dispatchWait).utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        String(
+                            format: "stall-watch: at %.1f s, a job waited %.1f s (Swift) / %.1f s (Dispatch)\n",
+                            Double(sent - began) / 1e9, swiftWait, dispatchWait
+                        ).utf8))
             }
             usleep(100_000)
         }

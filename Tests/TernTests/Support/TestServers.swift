@@ -46,7 +46,9 @@ enum TestServers {
 extension Client {
     /// Sends through the completion-closure API on `queue` and returns the result and whether
     /// the callback ran on the main thread.
-    func completionResult<Value>(_ request: some RequestConvertible<Value>, queue: CallbackQueue = .immediate) async -> (Result<Response<Value>, TernError>, onMain: Bool) {
+    func completionResult<Value>(
+        _ request: some RequestConvertible<Value>, queue: CallbackQueue = .immediate
+    ) async -> (Result<Response<Value>, TernError>, onMain: Bool) {
         await withCheckedContinuation { continuation in
             send(request, queue: queue) { result in
                 continuation.resume(returning: (result, Thread.isMainThread))
@@ -69,8 +71,9 @@ extension Client {
     /// Sends through the success/failure API and folds the two closures into a `Result`.
     func pairResult<Value>(_ request: some RequestConvertible<Value>) async -> Result<Value, TernError> {
         await withCheckedContinuation { continuation in
-            send(request, queue: .immediate, success: { continuation.resume(returning: .success($0)) },
-                 failure: { continuation.resume(returning: .failure($0)) })
+            send(
+                request, queue: .immediate, success: { continuation.resume(returning: .success($0)) },
+                failure: { continuation.resume(returning: .failure($0)) })
         }
     }
 
@@ -102,7 +105,11 @@ extension Result {
 /// Counts things across threads in tests.
 final class Counter: Sendable {
     private let value = Locked(0)
-    @discardableResult func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    @discardableResult func increment() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
     var count: Int { value.withLock { $0 } }
 }
 

@@ -13,7 +13,8 @@ import Testing
         }
         #expect(hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+        #expect(
+            hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
         // Fed in uneven pieces across block boundaries: the same digest as at once.
         var pieces = SHA256()
@@ -108,7 +109,8 @@ import Testing
         let destination = folder.appendingPathComponent("file.bin")
         let partial = URL(fileURLWithPath: destination.path + ".terndownload")
         let ended = Counter()
-        let handle = try Transfers.client().send(Request.download("download", to: destination).querying(["key": key, "size": 4_000_000])) { _ in
+        let handle = try Transfers.client().send(Request.download("download", to: destination).querying(["key": key, "size": 4_000_000])) {
+            _ in
             ended.increment()
         }
         try await Transfers.whenFile(partial, reaches: 200_000) { handle.cancel() }
@@ -246,7 +248,8 @@ extension Request {
         first.standardOutput = FileHandle.nullDevice
         try first.run()
         let killed = await Transfers.signal(SIGKILL, to: first, whenFile: partial, reaches: 1_000_000)
-        try #require(killed, "tern-transfer ended, or wrote less than 1 MB in 60 s, before it was killed (status \(first.terminationStatus))")
+        try #require(
+            killed, "tern-transfer ended, or wrote less than 1 MB in 60 s, before it was killed (status \(first.terminationStatus))")
         #expect(first.terminationReason == .uncaughtSignal)
         let onDisk = Transfers.size(partial)
         #expect(Transfers.contents(folder) == ["file.bin.terndownload", "file.bin.terndownload.resume"])
@@ -273,7 +276,9 @@ extension Request {
 
     /// Runs `tern-transfer download` for `size` pattern bytes and returns what it printed, in words.
     func download(key: String, size: Int, to destination: URL) async throws -> [[String]] {
-        try await Transfers.runTool(["download", try TestServers.fixture() + "/download?key=\(key)&size=\(size)", destination.path, "--checksum"])
+        try await Transfers.runTool([
+            "download", try TestServers.fixture() + "/download?key=\(key)&size=\(size)", destination.path, "--checksum",
+        ])
     }
 
     /// 200 MB to a file in a process of its own (`tern-transfer`, so other tests' memory does not
@@ -284,7 +289,8 @@ extension Request {
         defer { Transfers.clean(folder) }
         let size = 200 * 1024 * 1024
         let destination = folder.appendingPathComponent("large.bin")
-        let baseline = Transfers.peak(try await download(key: Fixture.uniqueKey("dl-small"), size: 1024, to: folder.appendingPathComponent("small.bin")))
+        let baseline = Transfers.peak(
+            try await download(key: Fixture.uniqueKey("dl-small"), size: 1024, to: folder.appendingPathComponent("small.bin")))
         let key = Fixture.uniqueKey("dl-large")
         let started = Date()
         let lines = try await download(key: key, size: size, to: destination)
@@ -292,8 +298,9 @@ extension Request {
         let progress = lines.filter { $0.first == "progress" && $0[1] == "down" }.compactMap { Int64($0[2]) }
         let growth = Transfers.peak(lines) - baseline
         let stats = try await Transfers.stats(key, size: size)
-        print("200 MB download to file: \(String(format: "%.1f", seconds)) s, peak RSS \(Transfers.peak(lines) / 1_048_576) MB "
-              + "(+\(growth / 1_048_576) MB over a 1 KB download), \(progress.count) progress calls")
+        print(
+            "200 MB download to file: \(String(format: "%.1f", seconds)) s, peak RSS \(Transfers.peak(lines) / 1_048_576) MB "
+                + "(+\(growth / 1_048_576) MB over a 1 KB download), \(progress.count) progress calls")
         #expect(lines.last == ["done", "\(size)", "0", stats.sha256 ?? "?"])
         #expect(Transfers.size(destination) == Int64(size))
         // Under ThreadSanitizer (the child is built with it too) shadow memory grows with every byte.

@@ -40,8 +40,9 @@ import Testing
 
     @Test func aTransferDelegateFollowsProgressWithTheHandle() async throws {
         let delegate = StreamRecorder()
-        let handle = try Transfers.client().send(Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 20_000, "interval": 0.01]),
-                                                 delegate: delegate)
+        let handle = try Transfers.client().send(
+            Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 20_000, "interval": 0.01]),
+            delegate: delegate)
         try await delegate.waitForResult()
         #expect(delegate.results == ["success"])
         let steps = delegate.progress.filter { $0.direction == .download }

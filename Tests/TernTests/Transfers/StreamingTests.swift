@@ -65,10 +65,12 @@ import Testing
         // Made before the continuation: a client that cannot be made must fail the test, not leave it waiting.
         let client = try Transfers.client()
         let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
-            client.events(Request<Data>("sse", query: ["script": "basic"]), queue: .queue(queue), onEvent: { event in
-                dispatchPrecondition(condition: .onQueue(queue))
-                events.withLock { $0.append(event) }
-            }, completion: { continuation.resume(returning: $0) })
+            client.events(
+                Request<Data>("sse", query: ["script": "basic"]), queue: .queue(queue),
+                onEvent: { event in
+                    dispatchPrecondition(condition: .onQueue(queue))
+                    events.withLock { $0.append(event) }
+                }, completion: { continuation.resume(returning: $0) })
         }
         #expect(events.withLock { $0 } == Self.basicEvents)
         let response = try result.get()
@@ -94,8 +96,11 @@ import Testing
             for try await _ in client.stream(failing) { Issue.record("a chunk of a 503") }
             Issue.record("no error")
         } catch {
-            #expect(error as? TernError == .unacceptableStatus(code: 503, body: Data(Self.basicScript.joined().utf8),
-                                                               headers: (error as? TernError)?.responseHeaders ?? [:]))
+            #expect(
+                error as? TernError
+                    == .unacceptableStatus(
+                        code: 503, body: Data(Self.basicScript.joined().utf8),
+                        headers: (error as? TernError)?.responseHeaders ?? [:]))
         }
         let chunks = Counter()
         let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
@@ -150,12 +155,15 @@ import Testing
         let afterCancel = Counter()
         let cancelled = Locked(false)
         let completions = Counter()
-        let handle = client.events(endless, queue: .immediate, onEvent: { _ in
-            if cancelled.withLock({ $0 }) { afterCancel.increment() }
-        }, completion: { result in
-            #expect(result.failure == .cancelled(.explicit))
-            completions.increment()
-        })
+        let handle = client.events(
+            endless, queue: .immediate,
+            onEvent: { _ in
+                if cancelled.withLock({ $0 }) { afterCancel.increment() }
+            },
+            completion: { result in
+                #expect(result.failure == .cancelled(.explicit))
+                completions.increment()
+            })
         try await Task.sleep(milliseconds: 200)
         handle.cancel()
         cancelled.withLock { $0 = true }
@@ -234,7 +242,11 @@ final class StreamRecorder: TransferDelegate, @unchecked Sendable {
     var handles: [RequestHandle] { lock.withLock { _handles } }
     var progress: [TransferProgress] { lock.withLock { _progress } }
 
-    func request(_ request: RequestHandle, didReceive chunk: Data) { lock.withLock { _chunks.append(chunk); _handles.append(request) } }
+    func request(_ request: RequestHandle, didReceive chunk: Data) {
+        lock.withLock {
+            _chunks.append(chunk); _handles.append(request)
+        }
+    }
     func request(_ request: RequestHandle, didReceive event: ServerSentEvent) { lock.withLock { _events.append(event) } }
     func request(_ request: RequestHandle, didUpdate progress: TransferProgress) { lock.withLock { _progress.append(progress) } }
     func request(_ request: RequestHandle, didSucceedWith response: Response<any Sendable>) { lock.withLock { _results.append("success") } }

@@ -38,8 +38,10 @@ enum Transfers {
         var query: Parameters = ["key": key]
         if let size { query["size"] = size }
         let json = try await client().send(Request<JSON>("download-stats", query: query)).json
-        return (json["requests"]?.int ?? -1, json["bytes"]?.int ?? -1, json["starts"]?.array?.compactMap(\.int) ?? [],
-                json["sha256"]?.string)
+        return (
+            json["requests"]?.int ?? -1, json["bytes"]?.int ?? -1, json["starts"]?.array?.compactMap(\.int) ?? [],
+            json["sha256"]?.string
+        )
     }
 
     /// The size of the file at `url`, 0 when there is none.
@@ -68,8 +70,10 @@ enum Transfers {
     /// transfer takes); waits for the process to end. False when it ended first, or when the file
     /// did not grow that far in `seconds` (the process is then killed all the same, and a test
     /// must not take its partial file for one the signal interrupted).
-    static func signal(_ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64,
-                       within seconds: Double = 60) async -> Bool {
+    static func signal(
+        _ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64,
+        within seconds: Double = 60
+    ) async -> Bool {
         await onThreadOfItsOwn {
             let deadline = Date().addingTimeInterval(seconds)
             while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
@@ -101,8 +105,11 @@ enum Transfers {
     /// Runs `tern-transfer` with `arguments` and extra `environment` to its end, waiting on
     /// threads of its own; one that runs past `seconds` is killed (its status then says so), so a
     /// stuck child fails the test instead of hanging the suite.
-    static func runToolCapturing(_ arguments: [String], environment: [String: String] = [:], seconds: Double = 180)
-        async throws -> (status: Int32, output: String, errors: String) {
+    static func runToolCapturing(
+        _ arguments: [String], environment: [String: String] = [:], seconds: Double = 180
+    )
+        async throws -> (status: Int32, output: String, errors: String)
+    {
         let process = Process()
         let output = Pipe(), errors = Pipe()
         process.executableURL = try tool()

@@ -45,7 +45,8 @@ import Testing
         #expect(folderBody.0.failure == .invalidRequest(.unreadableFile(folder, reason: "not a regular file")))
         var form = MultipartFormData()
         form.append(fileAt: missing, name: "doc")
-        let multipart = await (try Transfers.client()).completionResult(Request<JSON>("upload-sizes", method: .post, body: .multipart(form)))
+        let multipart = await (try Transfers.client()).completionResult(
+            Request<JSON>("upload-sizes", method: .post, body: .multipart(form)))
         #expect(multipart.0.failure == .invalidRequest(.unreadableFile(missing, reason: "no such file")))
     }
 
@@ -112,8 +113,9 @@ import Testing
 @Suite(.serialized) struct LargeUploadTests {
     /// The multipart temporary files in the temporary directory.
     static func temporaryFiles() -> Set<String> {
-        Set(((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? [])
-            .filter { $0.hasPrefix("tern-multipart-") })
+        Set(
+            ((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? [])
+                .filter { $0.hasPrefix("tern-multipart-") })
     }
 
     /// The size of the large file.
@@ -143,8 +145,9 @@ import Testing
         let before = Self.temporaryFiles()
         let lines = try await Transfers.runTool(["upload", url, big.path, "名称=雷达"])
         let growth = Transfers.peak(lines) - baseline
-        print("100 MB multipart upload from disk: peak RSS \(Transfers.peak(lines) / 1_048_576) MB "
-              + "(+\(growth / 1_048_576) MB over a 1 KB upload)")
+        print(
+            "100 MB multipart upload from disk: peak RSS \(Transfers.peak(lines) / 1_048_576) MB "
+                + "(+\(growth / 1_048_576) MB over a 1 KB upload)")
         let body = try #require(lines.last { $0.first == "response" }?.dropFirst().joined(separator: " "))
         let json = try JSON(data: Data(body.utf8))
         #expect(json["files"]?["file"]?["size"]?.int == size)
@@ -167,11 +170,13 @@ import Testing
         let (folder, big, small) = try Self.files("upload-httpbin-large")
         defer { Transfers.clean(folder) }
         let size = Self.size
-        var request = Request<Data>("post", method: .post, body: .multipart { form in
-            form.append("雷达图", name: "名称")
-            form.append(fileAt: small, name: "small", mimeType: "text/plain")
-            form.append(fileAt: big, name: "big")
-        })
+        var request = Request<Data>(
+            "post", method: .post,
+            body: .multipart { form in
+                form.append("雷达图", name: "名称")
+                form.append(fileAt: small, name: "small", mimeType: "text/plain")
+                form.append(fileAt: big, name: "big")
+            })
         request.timeout = 300
         let scanner = DataURLScanner(marker: #""big": "data:application/octet-stream;base64,"#)
         let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
@@ -202,8 +207,10 @@ import Testing
         // A cancel while the server stalls.
         let ended = Counter()
         let handle = try Transfers.client().send(
-            Request<JSON>("flaky", method: .post, query: ["key": Fixture.uniqueKey("upload-stall"), "fail": 1, "mode": "stall", "seconds": 5],
-                          body: .multipart(form))) { _ in ended.increment() }
+            Request<JSON>(
+                "flaky", method: .post, query: ["key": Fixture.uniqueKey("upload-stall"), "fail": 1, "mode": "stall", "seconds": 5],
+                body: .multipart(form))
+        ) { _ in ended.increment() }
         try await Task.sleep(milliseconds: 300)
         handle.cancel()
         try await Task.sleep(milliseconds: 200)

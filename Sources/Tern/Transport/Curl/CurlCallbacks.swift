@@ -4,21 +4,24 @@ import Foundation
 /// libcurl's callbacks for a `CurlExchange`: plain C functions that find their exchange through
 /// the user-data pointer and run on the loop thread, inside `curl_multi_perform`.
 enum CurlCallbacks {
-    static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
+    static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        data, size, count, context in
         guard let context else { return 0 }
         let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
         return exchange.write(bytes) ? size * count : 0
     }
 
-    static let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
+    static let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        data, size, count, context in
         guard let context else { return 0 }
         let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
         return exchange.header(bytes) ? size * count : 0
     }
 
-    static let read: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { buffer, size, count, context in
+    static let read: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        buffer, size, count, context in
         guard let context, let buffer else { return LibCurl.readAbort }
         let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
         return exchange.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))

@@ -88,7 +88,8 @@ final class CurlEventLoop {
             while let message = curl.multiInfoRead(multi, &queued) {
                 // CURLMsg: msg (int) at 0, easy_handle at 8, data.result (CURLcode) at 16.
                 guard message.load(as: Int32.self) == LibCurl.messageDone,
-                      let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self) else { continue }
+                    let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
+                else { continue }
                 let code = message.load(fromByteOffset: 16, as: Int32.self)
                 guard let exchange = byHandle[easy] else {
                     _ = curl.multiRemoveHandle(multi, easy)
@@ -97,7 +98,9 @@ final class CurlEventLoop {
                 end(exchange) { $0.finish(code: code, curl: curl) }
             }
             let idle = inbox.withLock { inbox -> Bool in
-                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.jobs.isEmpty, !inbox.stopping else { return false }
+                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.jobs.isEmpty, !inbox.stopping else {
+                    return false
+                }
                 inbox.sleeping = true
                 return true
             }

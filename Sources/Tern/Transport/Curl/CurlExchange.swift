@@ -147,15 +147,17 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .seekData, UnsafeRawPointer(context))
             curl.set(easy, .customRequest, method)
         }
-        if case .none = request.body {} else {
+        if case .none = request.body {
+        } else {
             curl.set(easy, .noProgress, 0)
             curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
         // Cookies as URLSession handles them: from and into the client's storage.
         if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
-           named["cookie"] == nil,
-           let stored = settings.cookies.cookies(for: requestURL), !stored.isEmpty {
+            named["cookie"] == nil,
+            let stored = settings.cookies.cookies(for: requestURL), !stored.isEmpty
+        {
             fields.merge(HTTPCookie.requestHeaderFields(with: stored)) { own, _ in own }
         }
         // No `Expect: 100-continue` round trip for bodies: URLSession sends none either.
@@ -212,8 +214,11 @@ final class CurlExchange: @unchecked Sendable {
             guard let colon = line[..<end].firstIndex(of: 0x3A) else { return true }
             var start = colon + 1
             while start < end, Self.isSpace(line[start]) { start += 1 }
-            headers.append((String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
-                            String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)))
+            headers.append(
+                (
+                    String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
+                    String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+                ))
             return true
         }
         // The end of a head. An informational (1xx) one is followed by the real one.
@@ -324,23 +329,25 @@ final class CurlExchange: @unchecked Sendable {
         func seconds(_ info: LibCurl.Info) -> TimeInterval { Double(curl.info(easy, long: info)) / 1e6 }
         let versionCode = curl.info(easy, long: .httpVersion)
         spokeHTTP2 = versionCode == 3
-        let version: String? = switch versionCode {
-        case 1: "HTTP/1.0"
-        case 2: "HTTP/1.1"
-        case 3: "HTTP/2"
-        case 30: "HTTP/3"
-        default: nil
-        }
+        let version: String? =
+            switch versionCode {
+            case 1: "HTTP/1.0"
+            case 2: "HTTP/1.1"
+            case 3: "HTTP/2"
+            case 30: "HTTP/3"
+            default: nil
+            }
         // Each moment includes the ones before (a reused connection reports 0 to connect after a
         // non-zero name lookup).
         let lookup = seconds(.nameLookupTimeT)
         let connect = max(lookup, seconds(.connectTimeT))
         let secure = origin.hasPrefix("https:") ? max(connect, seconds(.appConnectTimeT)) : nil
         let firstByte = max(secure ?? connect, seconds(.startTransferTimeT))
-        return Metrics(measuredBy: .transport, nameLookup: lookup, connect: connect,
-                       secureConnect: secure, firstByte: firstByte, total: max(firstByte, seconds(.totalTimeT)),
-                       reusedConnection: curl.info(easy, long: .numConnects) == 0, httpVersion: version,
-                       bytesSent: Int64(curl.info(easy, long: .sizeUploadT)), bytesReceived: Int64(received))
+        return Metrics(
+            measuredBy: .transport, nameLookup: lookup, connect: connect,
+            secureConnect: secure, firstByte: firstByte, total: max(firstByte, seconds(.totalTimeT)),
+            reusedConnection: curl.info(easy, long: .numConnects) == 0, httpVersion: version,
+            bytesSent: Int64(curl.info(easy, long: .sizeUploadT)), bytesReceived: Int64(received))
     }
 
     private var errorText: String { String(cString: errorBuffer) }

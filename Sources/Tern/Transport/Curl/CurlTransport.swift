@@ -79,8 +79,9 @@ public final class CurlTransport: Transport {
     /// `eventFD: false` wakes the loop through `curl_multi_wakeup`, as where no eventfd can be made.
     static func make(configuration: ClientConfiguration, eventFD: Bool) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
-        return CurlTransport(curl: curl, multi: multi, eventFD: eventFD, settings: CurlSettings(configuration),
-                             connectionsPerHost: configuration.maximumConnectionsPerHost)
+        return CurlTransport(
+            curl: curl, multi: multi, eventFD: eventFD, settings: CurlSettings(configuration),
+            connectionsPerHost: configuration.maximumConnectionsPerHost)
     }
 
     /// What every exchange of this transport is set up with.
@@ -97,8 +98,10 @@ public final class CurlTransport: Transport {
         curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
         curl.set(multi: multi, .pipelining, 2)  // CURLPIPE_MULTIPLEX: HTTP/2 streams share a connection
         let thread = Thread { [curl, inbox] in
-            CurlEventLoop(curl: curl, wakeup: wakeup, inbox: inbox, executor: loopExecutor,
-                          connectionsPerHost: max(1, connectionsPerHost)).run()
+            CurlEventLoop(
+                curl: curl, wakeup: wakeup, inbox: inbox, executor: loopExecutor,
+                connectionsPerHost: max(1, connectionsPerHost)
+            ).run()
         }
         thread.name = "Tern.CurlTransport"
         thread.start()

@@ -72,7 +72,8 @@ struct LibCurl: @unchecked Sendable {
                 throw LoadFailure(description: "libcurl \(version) is older than 7.68.0")
             }
             guard let easySetopt = symbol("curl_easy_setopt"), let easyGetinfo = symbol("curl_easy_getinfo"),
-                  let multiSetopt = symbol("curl_multi_setopt") else {
+                let multiSetopt = symbol("curl_multi_setopt")
+            else {
                 throw LoadFailure(description: "libcurl lacks curl_easy_setopt, curl_easy_getinfo or curl_multi_setopt")
             }
             typealias GlobalInit = @convention(c) (Int) -> Int32
@@ -80,25 +81,29 @@ struct LibCurl: @unchecked Sendable {
             guard try function("curl_global_init", as: GlobalInit.self)(3) == 0 else {
                 throw LoadFailure(description: "curl_global_init failed")
             }
-            return .success(LibCurl(
-                version: version, versionNumber: number, easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
-                easyInit: try function("curl_easy_init", as: (@convention(c) () -> Handle?).self),
-                easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
-                easyReset: try function("curl_easy_reset", as: (@convention(c) (Handle?) -> Void).self),
-                easyStrerror: try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
-                easyPause: try function("curl_easy_pause", as: (@convention(c) (Handle?, Int32) -> Int32).self),
-                multiInit: try function("curl_multi_init", as: (@convention(c) () -> Handle?).self),
-                multiCleanup: try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self),
-                multiAddHandle: try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
-                multiRemoveHandle: try function("curl_multi_remove_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
-                multiPerform: try function("curl_multi_perform", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32).self),
-                multiPoll: try function("curl_multi_poll",
-                                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
-                multiWakeup: try function("curl_multi_wakeup", as: (@convention(c) (Handle?) -> Int32).self),
-                multiInfoRead: try function("curl_multi_info_read",
-                                            as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self),
-                slistAppend: try function("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?).self),
-                slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self)))
+            return .success(
+                LibCurl(
+                    version: version, versionNumber: number, easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
+                    easyInit: try function("curl_easy_init", as: (@convention(c) () -> Handle?).self),
+                    easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
+                    easyReset: try function("curl_easy_reset", as: (@convention(c) (Handle?) -> Void).self),
+                    easyStrerror: try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
+                    easyPause: try function("curl_easy_pause", as: (@convention(c) (Handle?, Int32) -> Int32).self),
+                    multiInit: try function("curl_multi_init", as: (@convention(c) () -> Handle?).self),
+                    multiCleanup: try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self),
+                    multiAddHandle: try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
+                    multiRemoveHandle: try function("curl_multi_remove_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
+                    multiPerform: try function(
+                        "curl_multi_perform", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32).self),
+                    multiPoll: try function(
+                        "curl_multi_poll",
+                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
+                    multiWakeup: try function("curl_multi_wakeup", as: (@convention(c) (Handle?) -> Int32).self),
+                    multiInfoRead: try function(
+                        "curl_multi_info_read",
+                        as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self),
+                    slistAppend: try function("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?).self),
+                    slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self)))
         } catch {
             return .failure(error)
         }
@@ -146,21 +151,22 @@ struct LibCurl: @unchecked Sendable {
 
     /// The `URLError` closest to a libcurl result code.
     func urlError(_ code: Int32, detail: String) -> URLError {
-        let kind: URLError.Code = switch code {
-        case 1: .unsupportedURL
-        case 3: .badURL
-        case 5, 6: .cannotFindHost
-        case 7: .cannotConnectToHost
-        case 8: .badServerResponse
-        case 18, 55, 56: .networkConnectionLost
-        case 28: .timedOut
-        case 35, 58, 77, 98: .secureConnectionFailed
-        case 47: .httpTooManyRedirects
-        case 52: .zeroByteResource
-        case 60, 90: .serverCertificateUntrusted
-        case 61: .cannotDecodeContentData
-        default: .unknown
-        }
+        let kind: URLError.Code =
+            switch code {
+            case 1: .unsupportedURL
+            case 3: .badURL
+            case 5, 6: .cannotFindHost
+            case 7: .cannotConnectToHost
+            case 8: .badServerResponse
+            case 18, 55, 56: .networkConnectionLost
+            case 28: .timedOut
+            case 35, 58, 77, 98: .secureConnectionFailed
+            case 47: .httpTooManyRedirects
+            case 52: .zeroByteResource
+            case 60, 90: .serverCertificateUntrusted
+            case 61: .cannotDecodeContentData
+            default: .unknown
+            }
         let text = detail.isEmpty ? describe(code) : detail
         return URLError(kind, userInfo: [NSLocalizedDescriptionKey: text, "CURLcode": Int(code)])
     }

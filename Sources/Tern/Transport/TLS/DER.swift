@@ -9,8 +9,9 @@ enum DER {
         guard text.contains("-----BEGIN") else { return data }
         let pem = String(decoding: data, as: UTF8.self)
         guard let begin = pem.range(of: "-----BEGIN CERTIFICATE-----"),
-              let end = pem.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<pem.endIndex),
-              let der = Data(base64Encoded: pem[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }) else {
+            let end = pem.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<pem.endIndex),
+            let der = Data(base64Encoded: pem[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace })
+        else {
             throw CertificateError(description: "no CERTIFICATE block in the PEM text")
         }
         return der
@@ -22,7 +23,8 @@ enum DER {
         // Certificate ::= SEQUENCE { tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber,
         //   signature, issuer, validity, subject, subjectPublicKeyInfo, … }, … }
         guard let certificate = element(in: bytes, at: 0), certificate.tag == 0x30,
-              let tbs = element(in: bytes, at: certificate.contents.lowerBound), tbs.tag == 0x30 else {
+            let tbs = element(in: bytes, at: certificate.contents.lowerBound), tbs.tag == 0x30
+        else {
             throw CertificateError(description: "not an X.509 certificate (DER)")
         }
         var offset = tbs.contents.lowerBound
@@ -54,10 +56,10 @@ enum DER {
         if length & 0x80 != 0 {
             let count = length & 0x7F
             guard count > 0, count <= 4, start + count <= bytes.count else { return nil }
-            length = bytes[start ..< start + count].reduce(0) { $0 << 8 | Int($1) }
+            length = bytes[start..<start + count].reduce(0) { $0 << 8 | Int($1) }
             start += count
         }
         guard start + length <= bytes.count else { return nil }
-        return Element(tag: tag, whole: offset ..< start + length, contents: start ..< start + length)
+        return Element(tag: tag, whole: offset..<start + length, contents: start..<start + length)
     }
 }

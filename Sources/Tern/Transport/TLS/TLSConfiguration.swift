@@ -52,8 +52,10 @@ public struct TLSConfiguration: Sendable, Equatable {
     public var pinning: ServerPinning
 
     /// Creates a TLS configuration; every parameter defaults to the documented default.
-    public init(certificateAuthorityFile: URL? = nil, certificateAuthorityDirectory: URL? = nil, minimumVersion: Version? = nil,
-                clientCertificate: ClientCertificate? = nil, pinning: ServerPinning = .none) {
+    public init(
+        certificateAuthorityFile: URL? = nil, certificateAuthorityDirectory: URL? = nil, minimumVersion: Version? = nil,
+        clientCertificate: ClientCertificate? = nil, pinning: ServerPinning = .none
+    ) {
         self.certificateAuthorityFile = certificateAuthorityFile
         self.certificateAuthorityDirectory = certificateAuthorityDirectory
         self.minimumVersion = minimumVersion
@@ -87,9 +89,11 @@ enum TLSFailure {
 
     /// A server certificate for `host` that matched none of its pins.
     static func pinMismatch(host: String, detail: String? = nil) -> URLError {
-        URLError(.serverCertificateUntrusted, userInfo: [
-            NSLocalizedDescriptionKey: detail ?? "the certificate of \(host) matches none of its pins",
-            pinnedHostKey: host,
-        ])
+        URLError(
+            .serverCertificateUntrusted,
+            userInfo: [
+                NSLocalizedDescriptionKey: detail ?? "the certificate of \(host) matches none of its pins",
+                pinnedHostKey: host,
+            ])
     }
 }
