@@ -11,22 +11,19 @@ import Testing
     }
 
     #if !canImport(SQLite3)
-    @Test func aLibraryThatCannotBeLoadedIsNamedInTheError() {
-        let result = SQLiteLibrary.load(from: ["libtern-no-such-sqlite.so.0"])
-        guard case .failure(.sqliteUnavailable(let reason)) = result else {
-            Issue.record("expected .sqliteUnavailable, got \(result)")
-            return
-        }
+    /// Why loading SQLite from `names` failed, or nil when it did not fail with `.sqliteUnavailable`.
+    static func unavailableReason(loading names: [String]) -> String? {
+        if case .failure(.sqliteUnavailable(let reason)) = SQLiteLibrary.load(from: names) { reason } else { nil }
+    }
+
+    @Test func aLibraryThatCannotBeLoadedIsNamedInTheError() throws {
+        let reason = try #require(Self.unavailableReason(loading: ["libtern-no-such-sqlite.so.0"]))
         #expect(reason.contains("libtern-no-such-sqlite.so.0"), "\(reason)")
     }
 
-    @Test func aLibraryWithoutSQLitesFunctionsIsRefused() {
+    @Test func aLibraryWithoutSQLitesFunctionsIsRefused() throws {
         // libm is in every Linux process and has none of SQLite's functions.
-        let result = SQLiteLibrary.load(from: ["libm.so.6"])
-        guard case .failure(.sqliteUnavailable(let reason)) = result else {
-            Issue.record("expected .sqliteUnavailable, got \(result)")
-            return
-        }
+        let reason = try #require(Self.unavailableReason(loading: ["libm.so.6"]))
         #expect(reason.contains("has no sqlite3_"), "\(reason)")
     }
     #endif

@@ -87,26 +87,31 @@ import Testing
         let policy = CachePolicy(read: .cacheElseNetwork, write: .disk)
         _ = try await CacheFixture.client(policy, directory: directory).send(CacheFixture.resource(key))
         let client = try CacheFixture.client(policy, directory: directory)  // empty memory: the read goes to disk
-        let outcomes = Outcomes()
-        for index in 0..<20 {
-            let handle = client.send(CacheFixture.resource(key).caching(policy).repeating(.allow)) { result in
-                outcomes.record(index, result)
-            }
-            if index.isMultiple(of: 2) { handle.cancel() }
-        }
-        await outcomes.wait(for: 20)
-        try await Task.sleep(milliseconds: 200)
+        // Whether a cancel lands during the read is a race: on a loaded machine every read of a
+        // batch can finish before its cancel. Batches go on until one did (at most five), and every
+        // batch must end each request exactly once, cancelled or served from the cache.
         var cancelled = 0
-        for index in 0..<20 {
-            let results = outcomes.of(index)
-            #expect(results.count == 1, "request \(index) got \(results.count) callbacks")
-            let wasCancelled = results.first?.failure?.isCancelled == true
-            if wasCancelled { cancelled += 1 }
-            // A cancel that comes after the disk read delivered is too late: the hit stands.
-            #expect(wasCancelled || (try? results.first?.get().source) == .cache, "request \(index): \(results)")
-            if !index.isMultiple(of: 2) { #expect(!wasCancelled) }
+        for _ in 0..<5 where cancelled == 0 {
+            let outcomes = Outcomes()
+            for index in 0..<20 {
+                let handle = client.send(CacheFixture.resource(key).caching(policy).repeating(.allow)) { result in
+                    outcomes.record(index, result)
+                }
+                if index.isMultiple(of: 2) { handle.cancel() }
+            }
+            await outcomes.wait(for: 20)
+            try await Task.sleep(milliseconds: 200)
+            for index in 0..<20 {
+                let results = outcomes.of(index)
+                #expect(results.count == 1, "request \(index) got \(results.count) callbacks")
+                let wasCancelled = results.first?.failure?.isCancelled == true
+                if wasCancelled { cancelled += 1 }
+                // A cancel that comes after the disk read delivered is too late: the hit stands.
+                #expect(wasCancelled || (try? results.first?.get().source) == .cache, "request \(index): \(results)")
+                if !index.isMultiple(of: 2) { #expect(!wasCancelled) }
+            }
         }
-        #expect(cancelled >= 1, "cancel() right after send lands during the disk read")
+        #expect(cancelled >= 1, "in five batches, no cancel() right after send landed during the disk read")
         #expect(try await CacheFixture.hits(key).all == 1, "hits came from the disk cache")
     }
 
