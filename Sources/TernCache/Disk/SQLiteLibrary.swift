@@ -10,7 +10,8 @@ import Foundation
 /// The SQLite functions the disk cache calls, and where they come from.
 ///
 /// Apple platforms link the SDK's SQLite (the `SQLite3` module). Elsewhere SQLite is loaded at run
-/// time from `libsqlite3.so.0`, which stock Debian and Ubuntu images carry, so building Tern needs
+/// time from `libsqlite3.so.0` (the Swift toolchain's package manager links it, so every machine
+/// that builds Swift has it; a slim run-time image may not), so building Tern needs
 /// no SQLite headers or development package. The signatures are written for this project from
 /// SQLite's documented C interface; none of the functions is variadic. Set `TERN_SQLITE` to
 /// another library's path to load that one instead, or to `none` to run as if SQLite were absent.
