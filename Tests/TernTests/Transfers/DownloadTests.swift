@@ -313,8 +313,11 @@ extension Request {
         }
         #expect(zip(progress, progress.dropFirst()).allSatisfy { $0 <= $1 })
         #expect(progress.last == Int64(size))
-        // URLSession delivers 16 KB chunks; progress calls are coalesced while one waits in the queue.
-        #expect(progress.count < size / 16384, "\(progress.count) progress calls: not coalesced")
+        // At most one progress call per chunk, fewer while one waits in the queue (coalesced). A
+        // chunk is up to 16 KB on either transport, and libcurl's are sometimes smaller (a fast
+        // reader then sees slightly more than one call per 16 KB: 12,848 for 200 MB was seen), so
+        // the bound is one call per 8 KB on average: it catches reporting per read or per byte.
+        #expect(progress.count < size / 8192, "\(progress.count) progress calls for \(size / 16384) chunks of 16 KB")
     }
 }
 #endif
