@@ -3,9 +3,12 @@
   /download?key=K&size=N    N bytes of the pattern (byte i is (i * 31 + 7) % 251), with ETag (and
                             Last-Modified); honours Range: bytes=a- validated by If-Range. Counts
                             requests and body bytes served under K.
-  /download-state?key=K&etag=E&ranges=0|1&drop=N&pace=B&validator=etag|date|none
+  /download-state?key=K&etag=E&ranges=0|1&drop=N&pace=B&validator=etag|date|none&if_range=0|1&shift=S&skew=D
                             sets K's ETag, whether Range is honoured, a one-time connection drop
-                            after N body bytes, a pace of B bytes per second, which validator is sent
+                            after N body bytes, a pace of B bytes per second, which validator is sent;
+                            if_range=0 honours Range whatever If-Range says (a server that ignores it),
+                            shift=S serves another version (byte i is pattern byte i + S), skew=D
+                            answers a range request from D bytes further on (a lying Content-Range)
   /download-stats?key=K&size=N  {"requests", "bytes", "starts": [first byte of each response],
                             "sha256": of the N-byte pattern}
   /sse?script=NAME          a server-sent events stream (see SSE_SCRIPTS); split=1 cuts it mid-line
@@ -29,7 +32,8 @@ DIGESTS = {}
 
 def _state(key):
     return STATE.setdefault(key, {"etag": '"v1"', "ranges": True, "drop": None, "pace": 0,
-                                  "validator": "etag", "requests": 0, "bytes": 0, "starts": []})
+                                  "validator": "etag", "if_range": True, "shift": 0, "skew": 0,
+                                  "requests": 0, "bytes": 0, "starts": []})
 
 
 def _pattern_digest(size):
@@ -53,6 +57,7 @@ def download(handler, q):
         s = _state(key)
         s["requests"] += 1
         etag, ranges, pace, validator = s["etag"], s["ranges"], s["pace"], s["validator"]
+        honours_if_range, shift, skew = s["if_range"], s["shift"], s["skew"]
         drop, s["drop"] = s["drop"], None
     last_modified = formatdate(1700000000 + sum(map(ord, etag)), usegmt=True)
     start = 0
@@ -61,8 +66,8 @@ def download(handler, q):
     current = {"etag": etag, "date": last_modified}.get(validator)
     if ranges and header_range:
         match = re.match(r"bytes=(\d+)-$", header_range.strip())
-        if match and (if_range is None or if_range == current):
-            start = int(match.group(1))
+        if match and (if_range is None or if_range == current or not honours_if_range):
+            start = int(match.group(1)) + skew
     if start >= size and start > 0:
         handler.send_response(416)
         handler.send_header("Content-Range", "bytes */%d" % size)
@@ -89,7 +94,7 @@ def download(handler, q):
     began = time.monotonic()
     try:
         while position < size:
-            offset = position % PERIOD
+            offset = (position + shift) % PERIOD
             piece = BLOCK[offset: offset + min(65536, size - position)]
             if drop is not None and written + len(piece) > drop:
                 piece = piece[: drop - written]
@@ -125,6 +130,12 @@ def download_state(handler, q):
             s["pace"] = int(q["pace"])
         if "validator" in q:
             s["validator"] = q["validator"]
+        if "if_range" in q:
+            s["if_range"] = q["if_range"] == "1"
+        if "shift" in q:
+            s["shift"] = int(q["shift"])
+        if "skew" in q:
+            s["skew"] = int(q["skew"])
     handler._send(200, b'{"ok": true}')
 
 

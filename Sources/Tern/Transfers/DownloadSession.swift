@@ -18,6 +18,11 @@ final class DownloadSession: Sendable {
         var requestedOffset: Int64 = 0
         /// What the current response resumed from, once its head arrived.
         var resumedFrom: Int64 = 0
+        /// The record of the partial file the current attempt asked to continue.
+        var resuming: ResumeRecord?
+        /// Why the current response cannot continue the partial file (its validator or range
+        /// differ): the file was removed and the request starts over from byte 0.
+        var mismatch: String?
         /// The checksum of a download that started from byte 0, fed as the bytes arrive.
         var digest: Checksum?
         var finished = false
@@ -60,33 +65,48 @@ final class DownloadSession: Sendable {
     /// transport writes from (a 206 continues there, any other 2xx starts the file over).
     func prepare(_ request: inout URLRequest) -> Int64 {
         var offset: Int64 = 0
+        var resuming: ResumeRecord?
         if target.options.isResumable, let saved = ResumeRecord.read(from: resumeURL), saved.url == request.url?.absoluteString,
             let size = (try? files.attributesOfItem(atPath: partialURL.path))?[.size] as? NSNumber, size.int64Value > 0
         {
             offset = size.int64Value
+            resuming = saved
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             request.setValue(saved.validator, forHTTPHeaderField: "If-Range")
         } else {
             request.setValue(nil, forHTTPHeaderField: "Range")
             request.setValue(nil, forHTTPHeaderField: "If-Range")
         }
-        state.withLock { $0.requestedOffset = offset }
+        state.withLock { state in
+            state.requestedOffset = offset
+            state.resuming = resuming
+            state.mismatch = nil
+        }
         return offset
     }
 
     /// A response head arrived. Returns whether its body goes to the file (a 2xx, as the
     /// transport decides the same way) and the bytes it continues from (a 206: the offset asked
     /// for; else 0). Records the validator of a resumable download before any body byte.
+    ///
+    /// A 206 continues the partial file only when it is the same version from the same byte
+    /// (`ResumeRecord.mismatch`): otherwise the partial file and its record are removed at once,
+    /// so that nothing resumes from them, and `startsOver` has the request start from byte 0.
     func responseStarted(_ response: HTTPURLResponse) -> (toFile: Bool, resumedFrom: Int64) {
         guard (200..<300).contains(response.statusCode) else { return (false, 0) }
-        let resumedFrom: Int64 = state.withLock { state in
+        let (resumedFrom, mismatch): (Int64, String?) = state.withLock { state in
             state.resumedFrom = response.statusCode == 206 ? state.requestedOffset : 0
             state.digest = target.options.computesChecksum && state.resumedFrom == 0 ? Checksum() : nil
-            return state.resumedFrom
+            if response.statusCode == 206, state.requestedOffset > 0, let resuming = state.resuming {
+                state.mismatch = resuming.mismatch(with: response, at: state.requestedOffset)
+            }
+            return (state.resumedFrom, state.mismatch)
         }
-        if target.options.isResumable, resumedFrom == 0 {
-            if let validator = ResumeRecord.validator(of: response), let url = response.url?.absoluteString {
-                ResumeRecord(url: url, validator: validator).write(to: resumeURL)
+        if mismatch != nil {
+            removePartial()
+        } else if target.options.isResumable, resumedFrom == 0 {
+            if let record = ResumeRecord(response) {
+                record.write(to: resumeURL)
             } else {
                 try? files.removeItem(at: resumeURL)  // nothing to resume with next time
             }
@@ -99,10 +119,13 @@ final class DownloadSession: Sendable {
         state.withLock { state in state.digest?.update(chunk) }
     }
 
-    /// Whether a failed attempt should start over from byte 0: the server refused the range
-    /// (416) of a partial file it no longer matches. The partial file is removed first.
+    /// Whether the attempt that got `response` should be followed by one from byte 0: the server
+    /// refused the range (416) of a partial file it no longer matches, or answered with a 206
+    /// that cannot continue it (another version, another range). The partial file is removed
+    /// first. The next attempt asks for no range, so a request starts over at most once so.
     func startsOver(after response: HTTPURLResponse) -> Bool {
-        guard response.statusCode == 416, state.withLock({ $0.requestedOffset }) > 0 else { return false }
+        let (offset, mismatch) = state.withLock { ($0.requestedOffset, $0.mismatch) }
+        guard offset > 0, response.statusCode == 416 || mismatch != nil else { return false }
         removePartial()
         return true
     }
@@ -113,7 +136,7 @@ final class DownloadSession: Sendable {
     func complete(_ response: HTTPURLResponse) throws(TernError) -> DownloadedFile {
         let (resumedFrom, digest) = state.withLock { ($0.resumedFrom, $0.digest) }
         do {
-            if response.statusCode == 206, let start = Self.rangeStart(response), start != resumedFrom {
+            if response.statusCode == 206, let start = ResumeRecord.contentRange(of: response)?.start, start != resumedFrom {
                 removePartial()  // the bytes on disk no longer line up: not worth resuming
                 throw URLError(
                     .cannotParseResponse,
@@ -176,37 +199,5 @@ final class DownloadSession: Sendable {
     private func removePartial() {
         try? files.removeItem(at: partialURL)
         try? files.removeItem(at: resumeURL)
-    }
-
-    /// The first byte of a `Content-Range: bytes a-b/n` header.
-    static func rangeStart(_ response: HTTPURLResponse) -> Int64? {
-        guard let range = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(),
-            range.hasPrefix("bytes "), let dash = range.firstIndex(of: "-")
-        else { return nil }
-        return Int64(range[range.index(range.startIndex, offsetBy: 6)..<dash].trimmingCharacters(in: .whitespaces))
-    }
-}
-
-/// What a resumable download keeps beside its partial file.
-struct ResumeRecord: Codable, Equatable {
-    /// The URL the partial body came from (a different URL never resumes it).
-    var url: String
-    /// A strong `ETag`, else `Last-Modified`: sent as `If-Range`.
-    var validator: String
-
-    /// The validator `If-Range` can use: a strong ETag, else Last-Modified; nil when neither.
-    static func validator(of response: HTTPURLResponse) -> String? {
-        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
-        return response.value(forHTTPHeaderField: "Last-Modified")
-    }
-
-    static func read(from url: URL) -> ResumeRecord? {
-        guard let data = try? Data(contentsOf: url) else { return nil }
-        return try? JSONDecoder().decode(ResumeRecord.self, from: data)
-    }
-
-    func write(to url: URL) {
-        guard let data = try? JSONEncoder().encode(self) else { return }
-        try? data.write(to: url, options: .atomic)
     }
 }

@@ -201,6 +201,45 @@ import Testing
         #expect(Transfers.contents(folder) == ["file.bin"])
     }
 
+    /// A server that ignores `If-Range` and answers with another version's 206 (its own ETag
+    /// and bytes), or one that resumes at another byte: nothing is appended to the partial file;
+    /// the request starts over from byte 0 and delivers the current version whole. With
+    /// "other-version-dropped" that 206 also breaks off, and the retry still starts from byte 0.
+    @Test(arguments: ["other-version", "other-byte", "other-version-dropped"])
+    func a206ThatCannotContinueThePartialFileStartsOver(_ situation: String) async throws {
+        let folder = try Transfers.scratch("download-splice")
+        defer { Transfers.clean(folder) }
+        let key = Fixture.uniqueKey("dl-splice")
+        let size = 600_000
+        try await Transfers.setState(key, ["drop": 200_000])
+        let destination = folder.appendingPathComponent("file.bin")
+        var request = Request.download("download", to: destination, options: DownloadOptions(isResumable: true, computesChecksum: true))
+            .querying(["key": key, "size": size])
+        #expect(await (try Transfers.client()).completionResult(request).0.failure != nil)
+        #expect(Transfers.size(URL(fileURLWithPath: destination.path + ".terndownload")) == 200_000)
+        request.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.05, jitter: 0)
+        let shift = situation == "other-byte" ? 0 : 1
+        switch situation {
+        case "other-byte": try await Transfers.setState(key, ["skew": 1000])
+        case "other-version": try await Transfers.setState(key, ["etag": "v2", "shift": shift, "if_range": 0])
+        default: try await Transfers.setState(key, ["etag": "v2", "shift": shift, "if_range": 0, "drop": 100_000])
+        }
+        let response = try await Transfers.client().send(request)
+        let expected = TestPattern.bytes(size + shift).dropFirst(shift)
+        let matches = try Data(contentsOf: destination) == expected  // compared outside #expect: 600 KB
+        #expect(matches, "the file is not version \(shift == 0 ? "v1" : "v2") whole")
+        var digest = Checksum()
+        digest.update(Data(expected))
+        #expect(response.value.resumedFrom == 0 && response.value.sha256 == digest.hexDigest())
+        let starts = try await Transfers.stats(key).starts
+        switch situation {
+        case "other-byte": #expect(starts == [0, 201_000, 0])
+        case "other-version": #expect(starts == [0, 200_000, 0])
+        default: #expect(starts == [0, 200_000, 0])  // the dropped 206 is not resumed from
+        }
+        #expect(Transfers.contents(folder) == ["file.bin"])
+    }
+
     @Test func aPartialFileTheServerRefusesToRangeStartsOver() async throws {
         let folder = try Transfers.scratch("download-416")
         defer { Transfers.clean(folder) }
