@@ -90,6 +90,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         case unusableDestination(URL, reason: String)
         /// A file to upload (a body or a multipart part) cannot be read.
         case unreadableFile(URL, reason: String)
+        /// A multipart part cannot be sent as given: its MIME type holds CR, LF or NUL, which
+        /// would end its header line early (header injection). `name` is the part's field name.
+        case invalidPart(name: String, reason: String)
 
         /// A one-line explanation.
         public var description: String {
@@ -105,6 +108,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             case .destinationExists(let url): "a file already exists at \(url.path) (set replacesExistingFile to replace it)"
             case .unusableDestination(let url, let reason): "cannot download to \(url.path): \(reason)"
             case .unreadableFile(let url, let reason): "cannot read \(url.path) to upload it: \(reason)"
+            case .invalidPart(let name, let reason): "multipart part \"\(name.debugDescription.dropFirst().dropLast())\": \(reason)"
             }
         }
     }

@@ -109,10 +109,24 @@ extension MultipartFormData.Part {
         return header
     }
 
-    /// A quoted parameter as browsers send it: UTF-8, with `"`, CR and LF percent-escaped.
+    /// A quoted parameter as browsers send it: UTF-8, with `"`, CR and LF percent-escaped (and
+    /// NUL, which no header may carry).
     static func escaped(_ value: String) -> String {
         value.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+            .replacingOccurrences(of: "\n", with: "%0A").replacingOccurrences(of: "\0", with: "%00")
+    }
+
+    /// Refuses a part whose header would carry what the caller did not write: names and file
+    /// names are escaped (`escaped`), a MIME type is sent as given, so CR, LF or NUL in it fail.
+    func validate() throws(TernError) {
+        let (name, mimeType): (String, String?) =
+            switch self {
+            case .data(_, let name, _, let mimeType): (name, mimeType)
+            case .file(_, let name, _, let mimeType): (name, mimeType)
+            }
+        if let mimeType, mimeType.utf8.contains(where: { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
+            throw .invalidRequest(.invalidPart(name: name, reason: "its MIME type contains CR, LF or NUL"))
+        }
     }
 
     /// RFC 5987 `attr-char`: what an extended parameter value keeps unescaped.

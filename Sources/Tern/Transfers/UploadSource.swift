@@ -66,6 +66,7 @@ enum MultipartEncoder {
     static func length(of form: MultipartFormData) throws(TernError) -> Int64 {
         var total = Int64(closing(form).count)
         for part in form.parts {
+            try part.validate()
             total += Int64(part.head(boundary: form.boundary).count) + 2
             switch part {
             case .data(let data, _, _, _): total += Int64(data.count)

@@ -88,6 +88,31 @@ import Testing
         #expect(json["contentLength"]?.int == json["size"]?.int && json["chunked"]?.bool == false)
     }
 
+    /// A MIME type with CR, LF or NUL would add its own header to the part: refused before
+    /// anything is sent, naming the part, whether the part is in memory or a file.
+    @Test(arguments: TransportKind.all, ["text/plain\r\nX-Injected: yes", "text/plain\nX: y", "text/plain\0"])
+    func aMIMETypeThatWouldEndItsHeaderLineIsRefused(over transport: TransportKind, mimeType: String) async throws {
+        let folder = try Transfers.scratch("upload-mime")
+        defer { Transfers.clean(folder) }
+        let file = try UploadTests.patternFile(folder, "a.txt", count: 10)
+        for inMemory in [true, false] {
+            var form = MultipartFormData()
+            form.append("v", name: "field")
+            if inMemory {
+                form.append(Data("x".utf8), name: "avatar", fileName: "a.txt", mimeType: mimeType)
+            } else {
+                form.append(fileAt: file, name: "avatar", mimeType: mimeType)
+            }
+            let client = try Transfers.client { transport.configure(&$0) }
+            let (result, _) = await client.completionResult(Request<JSON>("upload-sizes", method: .post, body: .multipart(form)))
+            guard case .failure(.invalidRequest(.invalidPart(let name, let reason))) = result else {
+                Issue.record("expected .invalidPart, got \(result)")
+                continue
+            }
+            #expect(name == "avatar" && reason.contains("MIME type"))
+        }
+    }
+
     @Test func theBoundaryNeverOccursInAPart() {
         var form = MultipartFormData()
         let first = form.boundary
