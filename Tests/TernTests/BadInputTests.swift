@@ -64,7 +64,7 @@ import Testing
         #expect(TernError.invalidRequest(.unsupportedScheme("ftp")).description.contains("ftp"))
         #expect(
             TernError.unacceptableStatus(code: 404, body: Data("nope".utf8), headers: [:]).description
-                == "HTTP status 404 — body (4 bytes): nope")
+                == "HTTP status 404 Not Found — body (4 bytes): nope")
         #expect(TernError.timedOut(after: 0.5).isTimeout)
         #expect(TernError.cancelled(.explicit).isCancelled)
     }

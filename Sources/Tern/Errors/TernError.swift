@@ -221,11 +221,11 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         case .invalidRequest(let reason):
             return "Invalid request: \(reason)"
         case .transport(let error):
-            return "Transport error \(error.code.rawValue): \(error.localizedDescription)"
+            return "Transport error \(error.code.rawValue) (\(Self.name(of: error.code))): \(error.localizedDescription)"
         case .timedOut(let seconds):
             return "Timed out after \(seconds) s"
         case .unacceptableStatus(let code, let body, _):
-            return "HTTP status \(code)\(Self.preview(body))"
+            return "HTTP status \(code)\(Self.reasonPhrase(code).map { " \($0)" } ?? "")\(Self.preview(body))"
         case .unacceptableContentType(let type, let body):
             return "Unacceptable content type \(type ?? "(none)")\(Self.preview(body))"
         case .decoding(let description, let body):

@@ -1,0 +1,90 @@
+import Foundation
+
+/// `localizedDescription` (what an alert, a log line or SwiftUI's `.alert(isPresented:error:)`
+/// shows) is the error's one-line `description`, redacted; `recoverySuggestion` says what the user
+/// or the app can do, where something helps.
+extension TernError: LocalizedError {
+    /// The one-line description, redacted (the same as `description`).
+    public var errorDescription: String? { description }
+
+    /// What to do about it, where something helps; nil otherwise.
+    public var recoverySuggestion: String? {
+        switch self {
+        case .failedAfterRetries(_, let last):
+            return last.recoverySuggestion
+        case .transport(let error):
+            switch error.code {
+            case .notConnectedToInternet, .networkConnectionLost, .dataNotAllowed, .internationalRoamingOff:
+                return "Check the network connection and try again."
+            case .cannotFindHost, .dnsLookupFailed, .cannotConnectToHost:
+                return "Check the server's address, or try again later."
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
+                return "The secure connection could not be established; check the device's date and the network."
+            default:
+                return nil
+            }
+        case .timedOut:
+            return "The server did not answer in time; try again."
+        case .unacceptableStatus(let code, _, _):
+            switch code {
+            case 401: return "Sign in again."
+            case 403: return "This account may not do that."
+            case 408, 429, 503: return "The server is busy; try again later."
+            case 500...599: return "The server had a problem; try again later."
+            default: return nil
+            }
+        case .responseTooLarge:
+            return "Raise the request's maximumResponseSize, or download the body to a file."
+        case .clientInvalidated:
+            return "Create a new client."
+        case .pinningFailed:
+            return "The connection may be intercepted; do not send anything on this network."
+        case .invalidRequest, .unacceptableContentType, .decoding, .cancelled, .cacheMiss, .redirectFailed, .rejected, .business,
+            .unsupportedConfiguration:
+            return nil
+        }
+    }
+
+    /// The reason phrase of a status code (RFC 9110 and common extensions), nil for other codes.
+    static func reasonPhrase(_ code: Int) -> String? {
+        reasonPhrases[code]
+    }
+
+    private static let reasonPhrases: [Int: String] = [
+        300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+        305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
+        400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+        405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
+        409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
+        414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
+        421: "Misdirected Request", 422: "Unprocessable Content", 425: "Too Early", 426: "Upgrade Required",
+        428: "Precondition Required", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        451: "Unavailable For Legal Reasons",
+        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+        504: "Gateway Timeout", 505: "HTTP Version Not Supported", 507: "Insufficient Storage",
+        511: "Network Authentication Required",
+    ]
+
+    /// The name of a `URLError` code as Foundation spells it (`cannotConnectToHost` for -1004).
+    static func name(of code: URLError.Code) -> String {
+        urlErrorNames[code.rawValue] ?? "code \(code.rawValue)"
+    }
+
+    private static let urlErrorNames: [Int: String] = [
+        -1: "unknown", -999: "cancelled", -1000: "badURL", -1001: "timedOut", -1002: "unsupportedURL",
+        -1003: "cannotFindHost", -1004: "cannotConnectToHost", -1005: "networkConnectionLost", -1006: "dnsLookupFailed",
+        -1007: "httpTooManyRedirects", -1008: "resourceUnavailable", -1009: "notConnectedToInternet",
+        -1010: "redirectToNonExistentLocation", -1011: "badServerResponse", -1012: "userCancelledAuthentication",
+        -1013: "userAuthenticationRequired", -1014: "zeroByteResource", -1015: "cannotDecodeRawData",
+        -1016: "cannotDecodeContentData", -1017: "cannotParseResponse", -1018: "internationalRoamingOff",
+        -1019: "callIsActive", -1020: "dataNotAllowed", -1021: "requestBodyStreamExhausted",
+        -1022: "appTransportSecurityRequiresSecureConnection", -1100: "fileDoesNotExist", -1101: "fileIsDirectory",
+        -1102: "noPermissionsToReadFile", -1103: "dataLengthExceedsMaximum", -1200: "secureConnectionFailed",
+        -1201: "serverCertificateHasBadDate", -1202: "serverCertificateUntrusted", -1203: "serverCertificateHasUnknownRoot",
+        -1204: "serverCertificateNotYetValid", -1205: "clientCertificateRejected", -1206: "clientCertificateRequired",
+        -2000: "cannotLoadFromNetwork", -3000: "cannotCreateFile", -3001: "cannotOpenFile", -3002: "cannotCloseFile",
+        -3003: "cannotWriteToFile", -3004: "cannotRemoveFile", -3005: "cannotMoveFile",
+        -3006: "downloadDecodingFailedMidStream", -3007: "downloadDecodingFailedToComplete",
+    ]
+}
