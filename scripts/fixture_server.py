@@ -24,7 +24,8 @@ Loopback only. Endpoints (all GET unless noted):
   /redirect-chain?n=N&key=K 302 to /redirect-chain?n=N-1 until n=0, then 200 {"key": K, "hops": ...}; counted under K
   /flaky?key=K&fail=N&status=S&retry_after=V&mode=reset (any method)  the first N requests under K fail (status S,
                             default 503, with Retry-After: V if given; "date:D" sends an HTTP date D seconds ahead;
-                            mode=reset resets the connection instead; mode=stall&seconds=S waits S seconds first),
+                            then_retry_after=V2 sends V2 from the second request on; mode=reset resets the
+                            connection instead; mode=stall&seconds=S waits S seconds first),
                             then 200 {"key": K, "n": count}
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
   /huge?announce=N          200 with Content-Length: N, then zero bytes as fast as the client reads, until it hangs up
@@ -311,6 +312,8 @@ class Handler(BaseHTTPRequestHandler):
                 return
             extra = {}
             retry_after = q.get("retry_after")
+            if n > 1 and q.get("then_retry_after"):
+                retry_after = q.get("then_retry_after")
             if retry_after and retry_after.startswith("date:"):
                 from email.utils import formatdate
                 extra["Retry-After"] = formatdate(time.time() + float(retry_after[5:]), usegmt=True)

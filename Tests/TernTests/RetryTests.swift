@@ -58,12 +58,30 @@ import Testing
         #expect(gaps.count == 1 && gaps[0] >= 0.9, "waited \(gaps)")
     }
 
-    @Test func retryAfterIsCappedByTheLongestWait() async throws {
-        let key = Fixture.uniqueKey("capped")
+    /// A `Retry-After` longer than the policy's longest wait, or one that does not fit in the
+    /// time left, is not waited for: the server's answer is delivered at once, its headers with it
+    /// (inside `.failedAfterRetries` when attempts were made).
+    @Test(arguments: TransportKind.all, ["beyond-max-delay", "beyond-deadline", "beyond-deadline-later"])
+    func aRetryAfterThatCannotBeWaitedForEndsWithTheServersAnswer(over transport: TransportKind, _ situation: String) async throws {
+        let key = Fixture.uniqueKey("retry-after-\(situation)")
+        let client = try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.timeout = situation == "beyond-max-delay" ? 60 : 2
+            $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: situation == "beyond-max-delay" ? 5 : 3600)
+            transport.configure(&$0)
+        }
+        // "beyond-deadline-later": the first 503 asks for 0 s, the second for a day.
+        let extra: Parameters =
+            situation == "beyond-deadline-later" ? ["retry_after": 0, "then_retry_after": 86400] : ["retry_after": 86400]
         let started = Date()
-        _ = try await client(RetryPolicy(maxDelay: 0.2)).send(flaky(key, fail: 1, ["retry_after": 3600]))
-        #expect(Date().timeIntervalSince(started) < 60)
-        #expect(try await Fixture.count(key) == 2)
+        let (result, _) = await client.completionResult(flaky(key, fail: 5, extra))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds < 1.5, "waited \(seconds) s for a Retry-After it could not honour")
+        let error = try #require(result.failure)
+        #expect(error.statusCode == 503 && error.responseHeader("Retry-After") == "86400", "\(error)")
+        let attempts = situation == "beyond-deadline-later" ? 2 : 1
+        #expect(error.attempts == (attempts > 1 ? attempts : nil))
+        #expect(try await Fixture.count(key) == attempts)
     }
 
     @Test func postIsNotRetriedUnlessTheCallerOptsIn() async throws {

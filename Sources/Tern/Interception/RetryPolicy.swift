@@ -6,9 +6,11 @@ import Foundation
 /// failure is retryable (a status in `retryableStatusCodes`, a transport error in
 /// `retryableErrors`, or one attempt's own timeout) and fewer than `maxAttempts` attempts were
 /// made. The wait is the server's `Retry-After` (seconds or an HTTP date) when it sends one, else
-/// exponential backoff `baseDelay × 2^(n−1)` with ± `jitter`, both capped at `maxDelay`. The
-/// request's deadline covers every attempt and every wait; cancelling during a wait ends the
-/// request at once. `decide`, when set, is asked first and may retry, deliver, or leave the
+/// exponential backoff `baseDelay × 2^(n−1)` with ± `jitter`, capped at `maxDelay`. A
+/// `Retry-After` longer than `maxDelay`, or any wait that would outlast the request's deadline,
+/// is not waited for: the failure in hand is delivered at once (inside `.failedAfterRetries`
+/// after more than one attempt), with the server's headers. The request's deadline covers every
+/// attempt and every wait; cancelling during a wait ends the request at once. `decide`, when set, is asked first and may retry, deliver, or leave the
 /// decision to the rules. With `servesStaleOnError`, a cached entry answers a 5xx or a transport
 /// error before any retry.
 /// ```swift
@@ -20,7 +22,8 @@ public struct RetryPolicy: Sendable {
     public var maxAttempts: Int
     /// The first backoff delay in seconds. Default 0.2.
     public var baseDelay: TimeInterval
-    /// The longest wait in seconds, for backoff and for `Retry-After` alike. Default 30.
+    /// The longest wait in seconds: backoff is capped at it, and a longer `Retry-After` ends the
+    /// request with the server's answer instead of a wait. Default 30.
     public var maxDelay: TimeInterval
     /// The backoff's random spread as a fraction of the delay (0.2: ±20 %). Default 0.2.
     public var jitter: Double
@@ -108,7 +111,12 @@ extension RetryPolicy {
         guard context.attempt < maxAttempts, retryableMethods.contains(context.method), isRetryable(context.error) else {
             return .deliver
         }
-        if let seconds = Self.retryAfter(context.error) { return .retry(after: min(max(0, seconds), maxDelay)) }
+        if let seconds = Self.retryAfter(context.error) {
+            // The server asks for a longer wait than the policy allows: its answer now, not a
+            // retry before the time it gave.
+            guard seconds <= maxDelay else { return .deliver }
+            return .retry(after: max(0, seconds))
+        }
         let backoff = baseDelay * pow(2, Double(context.attempt - 1))
         let spread = backoff * jitter * Double.random(in: -1...1)
         return .retry(after: min(max(0, backoff + spread), maxDelay))

@@ -242,6 +242,16 @@ final class RequestCore: Sendable {
         if !isCurrent { exchange.cancel() }
     }
 
+    /// Seconds until the request's deadline; nil when it has none, or when each attempt has its
+    /// own (the waits between attempts then do not count).
+    var secondsUntilDeadline: TimeInterval? {
+        state.withLock { state in
+            guard !state.deadlinePerAttempt, let deadline = state.deadline?.uptimeNanoseconds else { return nil }
+            let now = DispatchTime.now().uptimeNanoseconds
+            return deadline > now ? Double(deadline - now) / 1e9 : 0
+        }
+    }
+
     /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
     /// the deadline is put aside. False when the request ended or moved on meanwhile.
     func complete(attempt number: Int?) -> Bool {

@@ -82,7 +82,11 @@ extension Call {
         if let chunkSink, chunkSink.hasDelivered { return .deliver }
         switch retryPolicy.decision(for: RetryContext(method: core.method, url: url, attempt: attempt, error: error)) {
         case .deliver: return .deliver
-        case .retry(let delay): return .retry(after: delay)
+        case .retry(let delay):
+            // A wait that outlasts the deadline could only end in `.timedOut`, losing the answer
+            // in hand (a 503 and its `Retry-After`, say): deliver that answer now instead.
+            if let left = core.secondsUntilDeadline, delay >= left { return .deliver }
+            return .retry(after: delay)
         }
     }
 }
