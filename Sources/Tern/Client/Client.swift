@@ -49,9 +49,10 @@ public final class Client: Sendable {
         self.configuration = configuration
         let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
         self.transport = transport
-        if transport is URLSessionTransport,
-            let reason = configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession
-        {
+        let unsupported =
+            transport is URLSessionTransport
+            ? configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession : nil
+        if let reason = SettingCheck.problem(in: configuration) ?? unsupported {
             configurationError = .unsupportedConfiguration(reason)
             FileHandle.standardError.write(Data("Tern: this client cannot send requests: \(reason)\n".utf8))
         } else {

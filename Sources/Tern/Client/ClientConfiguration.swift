@@ -12,7 +12,8 @@ public struct ClientConfiguration: Sendable {
     /// Headers added to every request; a request's own headers win. Default empty.
     public var headers: [String: String]
     /// Deadline for a whole request in seconds (connect, send, wait, receive); sub-second values
-    /// work on every platform. A request may set its own. Default 60.
+    /// work on every platform; `.infinity` means none. 0, a negative value or NaN is a mistake:
+    /// the client's `configurationError`. A request may set its own. Default 60.
     public var timeout: TimeInterval
     /// Where closure and delegate callbacks run unless a request says otherwise. Default `.main`.
     public var callbackQueue: CallbackQueue

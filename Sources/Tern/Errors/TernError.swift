@@ -43,8 +43,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// The server's certificate for `host` matched none of the pins configured for it
     /// (`TLSConfiguration.pinning`); nothing was sent, and it is never retried.
     case pinningFailed(host: String)
-    /// The client's configuration asks for something its transport cannot do (pinning with
-    /// URLSession on Linux, say); every request of that client fails with it, nothing is sent.
+    /// The client's configuration is invalid (a timeout that is not more than 0, a negative size
+    /// limit) or asks for something its transport cannot do (pinning with URLSession on Linux,
+    /// say); every request of that client fails with it, nothing is sent.
     /// `Client.configurationError` has it from the client's creation on.
     case unsupportedConfiguration(String)
 
@@ -93,6 +94,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         /// A multipart part cannot be sent as given: its MIME type holds CR, LF or NUL, which
         /// would end its header line early (header injection). `name` is the part's field name.
         case invalidPart(name: String, reason: String)
+        /// A setting of the request has a value it cannot have: a timeout that is not more than
+        /// 0 (nor `.infinity`), a negative size limit, a port outside 1–65535. `name` says which.
+        case invalidValue(name: String, reason: String)
 
         /// A one-line explanation.
         public var description: String {
@@ -108,6 +112,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             case .destinationExists(let url): "a file already exists at \(url.path) (set replacesExistingFile to replace it)"
             case .unusableDestination(let url, let reason): "cannot download to \(url.path): \(reason)"
             case .unreadableFile(let url, let reason): "cannot read \(url.path) to upload it: \(reason)"
+            case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
             case .invalidPart(let name, let reason): "multipart part \"\(name.debugDescription.dropFirst().dropLast())\": \(reason)"
             }
         }

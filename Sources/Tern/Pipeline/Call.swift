@@ -75,10 +75,10 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         let upload: UploadSource?
         let download = request.download.map(DownloadSession.init)
         do {
+            if let problem = client.configurationError { throw problem }
             // Parameter and URL hooks run here: every later stage sees the rewritten request.
             (urlRequest, upload) = try RequestBuilder.prepare(request, settings: settings, hooks: hooks)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
-            if let problem = client.configurationError { throw problem }
             try download?.checkDestination()
         } catch {
             let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)

@@ -20,7 +20,8 @@ public struct Request<Value: Sendable>: Sendable {
     public var body: RequestBody?
     /// Headers for this request; they override the client's headers of the same name.
     public var headers: [String: String]
-    /// Deadline in seconds for this request; nil uses the client's `timeout`.
+    /// Deadline in seconds for this request; nil uses the client's `timeout`, `.infinity` means
+    /// none. 0, a negative value or NaN fails the request with `.invalidRequest(.invalidValue)`.
     public var timeout: TimeInterval?
     /// Validation for this request; nil uses the client's `validation`.
     public var validation: ResponseValidation?

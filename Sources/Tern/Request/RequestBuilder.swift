@@ -50,6 +50,7 @@ enum RequestBuilder {
     )
         throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?)
     {
+        try SettingCheck.check(request, timeout: request.timeout ?? settings.timeout)
         var query = request.query
         var body = request.body
         if let hooks, !hooks.parameterRewriters.isEmpty {

@@ -13,13 +13,15 @@ enum URLBuilder {
         parameters: Parameters,
         encoding: ParameterEncoding
     ) throws(TernError) -> URL {
-        let joined = try join(urlString, baseURL: baseURL)
+        var joined = try join(urlString, baseURL: baseURL)
+        if !joined.utf8.allSatisfy({ $0 < 0x80 }) { joined = try IDNA.withASCIIHost(joined) }
         let encoded = encodeInvalidCharacters(joined)
         if parameters.isEmpty {
             // The common case needs no query surgery: parse once.
             guard let url = URL(string: encoded), let host = url.host, !host.isEmpty else {
                 throw .invalidRequest(.malformedURL(joined))
             }
+            if let problem = SettingCheck.portProblem(url) { throw .invalidRequest(.invalidValue(name: "port", reason: problem)) }
             return url
         }
         guard var components = URLComponents(string: encoded),
@@ -31,6 +33,7 @@ enum URLBuilder {
         let merged = (existing + (try encoding.encodedPairs(parameters))).sortedStably(by: \.sortKey)
         components.percentEncodedQuery = merged.map(\.text).joined(separator: "&")
         guard let url = components.url else { throw .invalidRequest(.malformedURL(joined)) }
+        if let problem = SettingCheck.portProblem(url) { throw .invalidRequest(.invalidValue(name: "port", reason: problem)) }
         return url
     }
 

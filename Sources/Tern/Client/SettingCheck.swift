@@ -1,0 +1,48 @@
+import Foundation
+
+/// The checks that catch a configuration mistake where it is made: a client's settings when the
+/// client is created (`Client.configurationError`, which every request then fails with), a
+/// request's own when it is sent (`.invalidRequest(.invalidValue)`).
+enum SettingCheck {
+    /// Why `seconds` cannot be a timeout, nil when it can: finite and more than 0, or
+    /// `.infinity`, which means no deadline. 0, a negative value and NaN are mistakes.
+    static func timeoutProblem(_ seconds: TimeInterval) -> String? {
+        if seconds == .infinity || (seconds.isFinite && seconds > 0) { return nil }
+        return "must be more than 0 seconds, or .infinity for no deadline (got \(seconds))"
+    }
+
+    /// Why `limit` cannot be a size limit, nil when it can: 0 or more (nil: no limit).
+    static func sizeLimitProblem(_ limit: Int?) -> String? {
+        guard let limit, limit < 0 else { return nil }
+        return "must be 0 or more bytes, or nil for no limit (got \(limit))"
+    }
+
+    /// The first mistake in a client's configuration, as `TernError.unsupportedConfiguration`'s text.
+    static func problem(in configuration: ClientConfiguration) -> String? {
+        if let problem = timeoutProblem(configuration.timeout) { return "timeout \(problem)" }
+        if let perAttempt = configuration.retryPolicy.attemptTimeout, let problem = timeoutProblem(perAttempt) {
+            return "retryPolicy.attemptTimeout \(problem)"
+        }
+        if let problem = sizeLimitProblem(configuration.maximumResponseSize) { return "maximumResponseSize \(problem)" }
+        if configuration.memoryCacheLimit < 0 { return "memoryCacheLimit must be 0 or more bytes (got \(configuration.memoryCacheLimit))" }
+        if configuration.diskCacheLimit < 0 { return "diskCacheLimit must be 0 or more bytes (got \(configuration.diskCacheLimit))" }
+        return nil
+    }
+
+    /// A request's own settings, and the group's timeout it inherits: `.invalidRequest` for the first mistake.
+    static func check<Value>(_ request: Request<Value>, timeout: TimeInterval) throws(TernError) {
+        if let problem = timeoutProblem(timeout) { throw .invalidRequest(.invalidValue(name: "timeout", reason: problem)) }
+        if let problem = sizeLimitProblem(request.maximumResponseSize) {
+            throw .invalidRequest(.invalidValue(name: "maximumResponseSize", reason: problem))
+        }
+        if let perAttempt = request.retryPolicy?.attemptTimeout, let problem = timeoutProblem(perAttempt) {
+            throw .invalidRequest(.invalidValue(name: "retryPolicy.attemptTimeout", reason: problem))
+        }
+    }
+
+    /// Why the port of `url` cannot be connected to, nil when it can (or the URL has none).
+    static func portProblem(_ url: URL) -> String? {
+        guard let port = url.port, !(1...65535).contains(port) else { return nil }
+        return "\(port) is outside 1–65535"
+    }
+}
