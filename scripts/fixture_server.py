@@ -32,6 +32,8 @@ Loopback only. Endpoints (all GET unless noted):
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body)
   /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
   /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
+  /framing?case=C           10 body bytes under Content-Length: 5 and 10 (conflict), 10 twice (same), "10, 10"
+                            (list), -1 (negative), "ten" (text), or 5 beside Transfer-Encoding: chunked (chunked)
   /bad-chunked              chunked encoding with a chunk size that is not hexadecimal
   /wrong-type               200, text/html body (for requests that expect JSON)
   /huge-headers             200 with about 1 MB of response headers
@@ -200,6 +202,8 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.close()
             self.close_connection = True
             return
+        if route == "/framing":
+            return self._framing(q.get("case", ""))
         if route == "/bad-chunked":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -294,6 +298,24 @@ class Handler(BaseHTTPRequestHandler):
                 return
         body = json.dumps({"key": key, "n": n, "code": int(q.get("code", "0")), "q": q.get("q", "")}).encode()
         return self._send(200, body, extra=extra)
+
+    def _framing(self, case):
+        # A body of 10 bytes under Content-Length headers that conflict, are invalid, or sit beside
+        # chunked encoding; the connection closes after it.
+        lengths = {"conflict": ["5", "10"], "same": ["10", "10"], "list": ["10, 10"], "negative": ["-1"],
+                   "text": ["ten"], "chunked": ["5"]}.get(case, ["10"])
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        for length in lengths:
+            self.send_header("Content-Length", length)
+        if case == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        body = b"0123456789"
+        self.wfile.write(b"a\r\n" + body + b"\r\n0\r\n\r\n" if case == "chunked" else body)
+        self.wfile.flush()
+        self.close_connection = True
 
     def _flaky(self, q):
         key = q.get("key", "")

@@ -36,7 +36,13 @@ enum Platform {
         #if canImport(Darwin)
         return error
         #else
-        guard error.code == .unknown, error.localizedDescription.contains("transfer closed with") else { return error }
+        guard error.code == .unknown else { return error }
+        // libcurl refuses a Content-Length that is not a number before URLSession sees the head:
+        // the same framing error as Tern's own check (`ResponseFraming`) and the libcurl transport.
+        if error.localizedDescription.hasPrefix("Invalid Content-Length") {
+            return ResponseFraming.error("invalid Content-Length (libcurl: \(error.localizedDescription))")
+        }
+        guard error.localizedDescription.contains("transfer closed with") else { return error }
         var info = error.userInfo
         info[NSUnderlyingErrorKey] = error
         return URLError(.networkConnectionLost, userInfo: info)

@@ -191,6 +191,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             return (route, route.limit.map { http.expectedContentLength > Int64($0) } ?? false)
         }
         guard let route else { return }
+        if let framing = ResponseFraming.error(for: http) { return end(dataTask, with: framing) }
         if tooLarge { return end(dataTask, with: URLError(.dataLengthExceedsMaximum)) }
         if let file = route.file, let error = file.begin(status: http.statusCode) { return end(dataTask, with: error) }
         route.events(.response(http))

@@ -134,6 +134,7 @@ public final class URLSessionTransport: Transport {
             events(.completed(URLError(.badServerResponse)))
             return
         }
+        if let framing = ResponseFraming.error(for: http) { return events(.completed(framing)) }
         if let limit, let data, data.count > limit { return events(.completed(URLError(.dataLengthExceedsMaximum))) }
         events(.response(http))
         if let data, !data.isEmpty { events(.data(data)) }

@@ -231,6 +231,13 @@ final class CurlExchange: @unchecked Sendable {
         }
         // Foundation's HTTPURLResponse is built later, only if someone asks for it.
         let response = ResponseHead(url: url, statusCode: status, headerFields: fields)
+        if let problem = ResponseFraming.problem(
+            contentLength: response.value(forHTTPHeaderField: "Content-Length"),
+            transferEncoding: response.value(forHTTPHeaderField: "Transfer-Encoding"))
+        {
+            failure = ResponseFraming.error(problem)
+            return false
+        }
         head = response
         received = 0
         if setsCookies, request.urlRequest.httpShouldHandleCookies {
