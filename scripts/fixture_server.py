@@ -32,6 +32,7 @@ Loopback only. Endpoints (all GET unless noted):
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body)
   /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
   /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
+  /redirect-nowhere?location=none|garbage|ftp  302 with a JSON body and no Location, "http://[::1", or an ftp URL
   /framing?case=C           10 body bytes under Content-Length: 5 and 10 (conflict), 10 twice (same), "10, 10"
                             (list), -1 (negative), "ten" (text), or 5 beside Transfer-Encoding: chunked (chunked)
   /bad-chunked              chunked encoding with a chunk size that is not hexadecimal
@@ -418,6 +419,10 @@ class Handler(BaseHTTPRequestHandler):
             with COUNTS_LOCK:
                 COUNTS[key] = COUNTS.get(key, 0) + 1
         body = self._body()
+        if route == "/redirect-nowhere":
+            # A 302 with a body and no usable Location: none, one that is not a URL, or a non-HTTP one.
+            location = {"none": None, "garbage": "http://[::1", "ftp": "ftp://127.0.0.1/file"}.get(q.get("location", "none"))
+            return self._send(302, b'{"moved": "nowhere"}', extra={"Location": location} if location else {})
         if route == "/redirect":
             status, location = int(q.get("status", "302")), q.get("to", "/echo")
         elif route == "/redirect-loop":

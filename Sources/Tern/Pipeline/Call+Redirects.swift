@@ -10,7 +10,7 @@ enum RedirectStep: Sendable {
 
 extension Call {
     /// The step a redirect response calls for, or nil when `raw` is not a redirect to follow
-    /// (not 301/302/303/307/308, no `Location`, or the policy does not follow).
+    /// (not 301/302/303/307/308, no usable `Location`, or the policy does not follow).
     func redirectStep(after raw: RawResponse) -> RedirectStep? {
         let status = raw.head.statusCode
         switch status {
@@ -22,11 +22,15 @@ extension Call {
         let current = route.request ?? urlRequest
         let followed = route.redirects.count
         guard let from = current.url else { return nil }
-        guard let target = URL(string: location, relativeTo: from)?.absoluteURL,
-            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
-        else {
-            return .refuse(.redirectFailed(.invalidLocation(location, from: from)))
+        // A `Location` that is not a URL (or an http one without a host) cannot be followed: the
+        // 3xx is the final response, as curl and browsers take it. A URL of another scheme is
+        // refused as a redirect.
+        guard let target = URL(string: location, relativeTo: from)?.absoluteURL, let scheme = target.scheme?.lowercased() else {
+            return nil
         }
+        let isHTTP = scheme == "http" || scheme == "https"
+        if isHTTP, target.host?.isEmpty != false { return nil }
+        guard isHTTP else { return .refuse(.redirectFailed(.invalidLocation(location, from: from))) }
         guard followed < redirectPolicy.limit else {
             return .refuse(.redirectFailed(.tooMany(limit: redirectPolicy.limit, url: from)))
         }

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@testable import Tern
+
+/// A 3xx whose `Location` cannot be followed ends the same way on every transport.
+@Suite struct RedirectWithoutLocationTests {
+    static func send(_ location: String, over transport: TransportKind) async throws -> Result<Response<Data>, TernError> {
+        let client = try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.timeout = 10
+            transport.configure(&$0)
+        }
+        return await client.completionResult(Request<Data>("redirect-nowhere", query: ["location": location])).0
+    }
+
+    /// No `Location`, or one that is not a URL: the 3xx is the final response, delivered as a
+    /// status error with its body and headers, as curl and browsers treat it. URLSession on Linux
+    /// cannot: FoundationNetworking ends such a response with `.badServerResponse` before any
+    /// delegate call, its head and body gone.
+    @Test(arguments: TransportKind.all, ["none", "garbage"])
+    func aRedirectWithoutAUsableLocationIsTheFinalResponse(over transport: TransportKind, _ location: String) async throws {
+        let result = try await Self.send(location, over: transport)
+        #if os(Linux)
+        if transport == .urlSession {
+            guard case .failure(.transport(let error)) = result else {
+                Issue.record("\(location): expected FoundationNetworking's .badServerResponse, got \(result)")
+                return
+            }
+            #expect(error.code == .badServerResponse)
+            return
+        }
+        #endif
+        guard case .failure(.unacceptableStatus(let code, let body, let headers)) = result else {
+            Issue.record("\(location): expected .unacceptableStatus(302), got \(result)")
+            return
+        }
+        #expect(code == 302 && body == Data(#"{"moved": "nowhere"}"#.utf8))
+        #expect(headers.keys.contains { $0.lowercased() == "location" } == (location != "none"))
+    }
+
+    /// A `Location` that is a URL of another scheme is refused as a redirect.
+    @Test(arguments: TransportKind.all)
+    func aRedirectToAnotherSchemeIsRefused(over transport: TransportKind) async throws {
+        let result = try await Self.send("ftp", over: transport)
+        guard case .failure(.redirectFailed(.invalidLocation(let location, _))) = result else {
+            Issue.record("expected .redirectFailed(.invalidLocation), got \(result)")
+            return
+        }
+        #expect(location == "ftp://127.0.0.1/file")
+    }
+}
