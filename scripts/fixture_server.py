@@ -29,7 +29,8 @@ Loopback only. Endpoints (all GET unless noted):
                             then 200 {"key": K, "n": count}
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
   /huge?announce=N          200 with Content-Length: N, then zero bytes as fast as the client reads, until it hangs up
-  /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body)
+  /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body; no line feed in it);
+                            type=T sends Content-Type T (text/event-stream: an event that never ends)
   /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
   /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
   /redirect-nowhere?location=none|garbage|ftp  302 with a JSON body and no Location, "http://[::1", or an ftp URL
@@ -350,7 +351,7 @@ class Handler(BaseHTTPRequestHandler):
         # client goes away.
         block = b"\0" * 65536
         self.send_response(200)
-        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Type", q.get("type", "application/octet-stream"))
         chunked = bool(q.get("chunked"))
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")

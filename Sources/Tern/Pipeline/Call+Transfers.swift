@@ -9,9 +9,9 @@ extension Call {
     /// must first be written to disk (the attempt is sent once it is).
     func exchange(for urlRequest: URLRequest, attempt number: Int) -> (URLRequest, TransportRequest)? {
         var urlRequest = urlRequest
-        // A streamed body is not kept, so the size limit does not stop it (an async reader's
-        // buffer applies it instead, see `ByteStream`).
-        var destination = TransportRequest.Destination.memory(limit: chunkSink == nil ? sizeLimit : nil)
+        // A streamed body (`onChunk`, `ByteStream`) is limited like a kept one: its total bytes,
+        // unless the request lifts the limit (`maximumResponseSize = Int.max`).
+        var destination = TransportRequest.Destination.memory(limit: sizeLimit)
         if let download {
             // Each attempt (a retry too) resumes from what is on disk now.
             destination = .file(download.partialURL, offset: download.prepare(&urlRequest))

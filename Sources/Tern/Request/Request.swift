@@ -157,7 +157,9 @@ extension Request where Value == Data {
     /// `AsyncSequence`. The status (and content type) is validated when the head arrives: a
     /// failing response keeps its body for its `TernError` and delivers no chunk. The deadline
     /// (`timeout`) counts from the last chunk, not from the start, and a request that delivered
-    /// chunks is never retried (they would be delivered twice).
+    /// chunks is never retried (they would be delivered twice). The size limit
+    /// (`maximumResponseSize`) counts every streamed byte: the stream ends with
+    /// `.responseTooLarge` as it crosses it; a long-lived stream lifts it (`Int.max`).
     public func onChunk(_ handler: @escaping @Sendable (Data) -> Void) -> Request {
         var copy = self
         copy.chunkHandler = { _, chunk, _ in handler(chunk) }

@@ -59,23 +59,29 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     /// One event.
     public typealias Element = ServerSentEvent
     let bytes: ByteStream
+    /// The most bytes one event may hold (its data, and the line being read); a larger one fails
+    /// the stream with `.responseTooLarge(limit:)`, so a stream without blank lines cannot grow
+    /// memory without end. Default 1 MB (`defaultMaximumEventSize`).
+    public var maximumEventSize = Self.defaultMaximumEventSize
+    /// 1 MB.
+    public static let defaultMaximumEventSize = 1 << 20
 
     /// Starts the request and returns its iterator.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(bytes: bytes.makeAsyncIterator())
+        Iterator(bytes: bytes.makeAsyncIterator(), parser: ServerSentEventParser(limit: maximumEventSize))
     }
 
     /// Reads the next event; nil at the end of the stream.
     public struct Iterator: AsyncIteratorProtocol {
         var bytes: ByteStream.Iterator
-        var parser = ServerSentEventParser()
+        var parser: ServerSentEventParser
         var ready: [ServerSentEvent] = []
 
         /// The next event, nil at the end; throws `TernError`.
         public mutating func next() async throws -> ServerSentEvent? {
             while ready.isEmpty {
                 guard let chunk = try await bytes.next() else { return nil }
-                ready = parser.feed(chunk)
+                ready = try parser.feed(chunk)
             }
             return ready.removeFirst()
         }
@@ -88,16 +94,22 @@ public struct Lines: AsyncSequence, Sendable {
     /// One line, without its line ending.
     public typealias Element = String
     let bytes: ByteStream
+    /// The most bytes one line may hold; a longer one fails the stream with
+    /// `.responseTooLarge(limit:)` as soon as it is that long, so a body without line feeds cannot
+    /// grow memory without end. Default 1 MB (`defaultMaximumLineLength`).
+    public var maximumLineLength = Self.defaultMaximumLineLength
+    /// 1 MB.
+    public static let defaultMaximumLineLength = 1 << 20
 
     /// Starts the request and returns its iterator.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(bytes: bytes.makeAsyncIterator())
+        Iterator(bytes: bytes.makeAsyncIterator(), splitter: LineSplitter(limit: maximumLineLength))
     }
 
     /// Reads the next line; nil at the end of the body.
     public struct Iterator: AsyncIteratorProtocol {
         var bytes: ByteStream.Iterator
-        var splitter = LineSplitter()
+        var splitter: LineSplitter
         var ready: [String] = []
         var ended = false
 
@@ -106,7 +118,7 @@ public struct Lines: AsyncSequence, Sendable {
             while ready.isEmpty {
                 guard !ended else { return nil }
                 if let chunk = try await bytes.next() {
-                    ready = splitter.feed(chunk)
+                    ready = try splitter.feed(chunk)
                 } else {
                     ended = true
                     ready = splitter.finish().map { [$0] } ?? []

@@ -49,11 +49,14 @@ extension Client {
     ) -> RequestHandle {
         // Chunks reach the parser one at a time, in order, on the callback queue.
         let parser = Locked(ServerSentEventParser())
-        return stream(
-            convertible, queue: queue,
-            onChunk: { chunk in
-                parser.withLock { $0.feed(chunk) }.forEach(onEvent)
-            }, completion: completion)
+        var request = convertible.makeRequest()
+        request.chunkHandler = { handle, chunk, _ in
+            switch parser.withLock({ parser in Result { () throws(TernError) in try parser.feed(chunk) } }) {
+            case .success(let events): events.forEach(onEvent)
+            case .failure(let error): handle?.core.fail(error)  // an event over its limit ends the stream
+            }
+        }
+        return send(request, queue: queue, completion: completion)
     }
 
     /// Streams the response body to `delegate` (`request(_:didReceive:)` per chunk, and per
@@ -74,11 +77,14 @@ extension Client {
         request.chunkHandler = { handle, chunk, response in
             guard let handle, let delegate = box.delegate else { return }
             delegate.request(handle, didReceive: chunk)
-            let events = parser.withLock { parser -> [ServerSentEvent] in
+            let events = parser.withLock { parser -> Result<[ServerSentEvent], TernError> in
                 if parser == nil, response.mimeType?.lowercased() == "text/event-stream" { parser = ServerSentEventParser() }
-                return parser?.feed(chunk) ?? []
+                return Result { () throws(TernError) in try parser?.feed(chunk) ?? [] }
             }
-            for event in events { delegate.request(handle, didReceive: event) }
+            switch events {
+            case .success(let events): for event in events { delegate.request(handle, didReceive: event) }
+            case .failure(let error): handle.core.fail(error)  // an event over its limit ends the stream
+            }
         }
         return send(request, delegate: delegate, queue: queue)
     }

@@ -30,6 +30,8 @@ public struct ServerSentEvent: Sendable, Equatable {
 /// data is empty; an event still open when the stream ends is dropped.
 /// Thread safety: a value type; feed one from one thread at a time.
 struct ServerSentEventParser: Sendable {
+    /// The most bytes one event may hold: its current line and its data so far.
+    let limit: Int
     private var line = Data()
     private var skipLineFeed = false
     private var atStart = true
@@ -39,8 +41,13 @@ struct ServerSentEventParser: Sendable {
     private var lastEventID: String?
     private var retry: Int?
 
-    /// Parses `chunk`; returns the events it completes.
-    mutating func feed(_ chunk: Data) -> [ServerSentEvent] {
+    init(limit: Int = ServerSentEvents.defaultMaximumEventSize) {
+        self.limit = limit
+    }
+
+    /// Parses `chunk`; returns the events it completes. Throws `.responseTooLarge(limit:)` when
+    /// an event (its data and its current line) grows past `limit`.
+    mutating func feed(_ chunk: Data) throws(TernError) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in chunk {
             if skipLineFeed {
@@ -56,6 +63,7 @@ struct ServerSentEventParser: Sendable {
                 line.append(byte)
             }
         }
+        if line.count + data.utf8.count > limit { throw .responseTooLarge(limit: limit) }
         return events
     }
 
@@ -104,19 +112,29 @@ struct ServerSentEventParser: Sendable {
 /// a character split across chunks arrives intact.
 /// Thread safety: a value type; feed one from one thread at a time.
 struct LineSplitter: Sendable {
+    /// The most bytes one line may hold (its line ending aside).
+    let limit: Int
     private var pending = Data()
 
-    /// The lines `chunk` completes.
-    mutating func feed(_ chunk: Data) -> [String] {
+    init(limit: Int = Lines.defaultMaximumLineLength) {
+        self.limit = limit
+    }
+
+    /// The lines `chunk` completes. Throws `.responseTooLarge(limit:)` for a line longer than
+    /// `limit`, as soon as it is (its end need not have arrived).
+    mutating func feed(_ chunk: Data) throws(TernError) -> [String] {
         var lines: [String] = []
         var start = chunk.startIndex
         while let newline = chunk[start...].firstIndex(of: 0x0A) {
+            // One byte over: room for the CR a CRLF ending drops.
+            if pending.count + (newline - start) > limit + 1 { throw .responseTooLarge(limit: limit) }
             pending.append(chunk[start..<newline])
             if pending.last == 0x0D { pending.removeLast() }
             lines.append(String(decoding: pending, as: UTF8.self))
             pending.removeAll(keepingCapacity: true)
             start = chunk.index(after: newline)
         }
+        if pending.count + (chunk.endIndex - start) > limit { throw .responseTooLarge(limit: limit) }
         pending.append(chunk[start...])
         return lines
     }

@@ -20,28 +20,28 @@ import Testing
         "data: never dispatched",
     ]
 
-    @Test func theEventParserFollowsTheHTMLStandardWhateverTheChunking() {
+    @Test func theEventParserFollowsTheHTMLStandardWhateverTheChunking() throws {
         let bytes = Data(Self.basicScript.joined().utf8)
         for size in [1, 2, 3, 7, 64, bytes.count] {
             var parser = ServerSentEventParser()
             var events: [ServerSentEvent] = []
             var start = 0
             while start < bytes.count {
-                events += parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
+                events += try parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
                 start += size
             }
             #expect(events == Self.basicEvents, "chunks of \(size) bytes")
         }
         var parser = ServerSentEventParser()
-        #expect(parser.feed(Data("retry: 12x\ndata: a\r".utf8)).isEmpty)
-        #expect(parser.feed(Data("\n\n".utf8)) == [ServerSentEvent(data: "a")])  // CR + LF across chunks: one line end
+        #expect(try parser.feed(Data("retry: 12x\ndata: a\r".utf8)).isEmpty)
+        #expect(try parser.feed(Data("\n\n".utf8)) == [ServerSentEvent(data: "a")])  // CR + LF across chunks: one line end
     }
 
-    @Test func linesKeepCharactersSplitAcrossChunks() {
+    @Test func linesKeepCharactersSplitAcrossChunks() throws {
         var splitter = LineSplitter()
         let text = Data("北京\r\n上海\nend".utf8)
         var lines: [String] = []
-        for byte in text { lines += splitter.feed(Data([byte])) }
+        for byte in text { lines += try splitter.feed(Data([byte])) }
         #expect(lines == ["北京", "上海"])
         #expect(splitter.finish() == "end")
     }
