@@ -129,7 +129,7 @@ func kind(of error: TernError) -> String {
     case .transport(let underlying): "transport \(underlying.code.rawValue)"
     case .timedOut: "timed out"
     case .cancelled: "cancelled"
-    case .unacceptableStatus(let code, _, _): "status \(code)"
+    case .unacceptableStatus(let code, _, _, _): "status \(code)"
     default: String("\(error)".prefix { $0 != ":" })
     }
 }

@@ -171,7 +171,7 @@ struct WeatherApp {
         switch error {
         case .transport(let urlError) where urlError.code == .cannotConnectToHost:
             return "the weather server is unreachable (Transport error \(urlError.code.rawValue))"
-        case .unacceptableStatus(404, _, _), .business(404, _, _):
+        case .unacceptableStatus(404, _, _, _), .business(404, _, _):
             return "unknown city (HTTP 404)"
         case .business(let code, let message, _):
             return "the weather service refused: \(message) (code \(code))"

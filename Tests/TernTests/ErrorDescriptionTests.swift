@@ -22,9 +22,13 @@ import Testing
 
     @Test(arguments: TransportKind.all)
     func aStatusErrorNamesItsReasonPhrase(over transport: TransportKind) async throws {
-        let error = try await Self.failure(Request<Data>("status/404"), over: transport, base: TestServers.httpbin())
-        #expect(error.localizedDescription == "HTTP status 404 Not Found", "\(error.localizedDescription)")
-        let busy = try await Self.failure(Request<Data>("status/503"), over: transport, base: TestServers.httpbin())
+        let base = try TestServers.httpbin()
+        let error = try await Self.failure(Request<Data>("status/404", query: ["password": "hunter2"]), over: transport, base: base)
+        // The method and the URL that answered, its secret query value redacted.
+        #expect(
+            error.localizedDescription == "HTTP status 404 Not Found from GET \(base)/status/404?password=<redacted>",
+            "\(error.localizedDescription)")
+        let busy = try await Self.failure(Request<Data>("status/503"), over: transport, base: base)
         #expect((busy as? LocalizedError)?.recoverySuggestion == "The server is busy; try again later.")
     }
 

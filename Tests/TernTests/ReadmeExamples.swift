@@ -62,7 +62,7 @@ func readmeErrors(_ result: Result<Response<JSON>, TernError>) {
     switch result {
     case .success(let response):
         print(response.statusCode, response.json["code"]?.int ?? -1, response.timing.duration)
-    case .failure(.unacceptableStatus(let code, let body, _)):
+    case .failure(.unacceptableStatus(let code, let body, _, _)):
         print("HTTP \(code): \(String(decoding: body, as: UTF8.self))")
     case .failure(.timedOut(let seconds)):
         print("no answer within \(seconds) s")

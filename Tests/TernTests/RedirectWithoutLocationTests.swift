@@ -31,7 +31,7 @@ import Testing
             return
         }
         #endif
-        guard case .failure(.unacceptableStatus(let code, let body, let headers)) = result else {
+        guard case .failure(.unacceptableStatus(let code, let body, let headers, _)) = result else {
             Issue.record("\(location): expected .unacceptableStatus(302), got \(result)")
             return
         }

@@ -160,7 +160,7 @@ import Testing
         let error = await #expect(throws: TernError.self) {
             try await self.client(.exponential(maxAttempts: 3, baseDelay: 0.01)).send(self.flaky(Fixture.uniqueKey("count"), fail: 5))
         }
-        guard case .failedAfterRetries(let attempts, .unacceptableStatus(503, _, _))? = error else {
+        guard case .failedAfterRetries(let attempts, .unacceptableStatus(503, _, _, _))? = error else {
             Issue.record("got \(String(describing: error))")
             return
         }

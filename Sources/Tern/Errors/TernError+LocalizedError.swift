@@ -26,7 +26,7 @@ extension TernError: LocalizedError {
             }
         case .timedOut:
             return "The server did not answer in time; try again."
-        case .unacceptableStatus(let code, _, _):
+        case .unacceptableStatus(let code, _, _, _):
             switch code {
             case 401: return "Sign in again."
             case 403: return "This account may not do that."
@@ -87,4 +87,28 @@ extension TernError: LocalizedError {
         -3003: "cannotWriteToFile", -3004: "cannotRemoveFile", -3005: "cannotMoveFile",
         -3006: "downloadDecodingFailedMidStream", -3007: "downloadDecodingFailedToComplete",
     ]
+}
+
+/// The method and URL of a request, as a failure names them: `GET https://api.example.com/v1/cities`
+/// (the URL redacted by `Redaction.shared`, as every description is).
+/// Thread safety: a value type, safe to share.
+public struct RequestLine: Sendable, Equatable, CustomStringConvertible {
+    /// The request's method, `GET` say.
+    public var method: String
+    /// The URL that answered (the last one, after redirects); nil when unknown.
+    public var url: URL?
+
+    /// Creates a request line.
+    public init(method: String, url: URL?) {
+        self.method = method
+        self.url = url
+    }
+
+    /// A request line that says nothing: the default for errors made by hand.
+    public static let unknown = RequestLine(method: "", url: nil)
+
+    /// `METHOD URL`, the URL redacted.
+    public var description: String {
+        "\(method) \(url.map { Redaction.shared.url($0) } ?? "(no URL)")"
+    }
 }

@@ -13,9 +13,10 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     case transport(URLError)
     /// No complete response arrived within the request's timeout (seconds).
     case timedOut(after: TimeInterval)
-    /// The server answered with a status code outside the accepted set; carries the body and the
-    /// response headers (`Retry-After`, `WWW-Authenticate`, …).
-    case unacceptableStatus(code: Int, body: Data, headers: [String: String])
+    /// The server answered with a status code outside the accepted set; carries the body, the
+    /// response headers (`Retry-After`, `WWW-Authenticate`, …) and the request that got it (its
+    /// method and the URL that answered, which the description names, redacted).
+    case unacceptableStatus(code: Int, body: Data, headers: [String: String], request: RequestLine = .unknown)
     /// The response's `Content-Type` is not one the request accepts; carries the body.
     case unacceptableContentType(String?, body: Data)
     /// The body could not be turned into the requested value; carries the body and the reason.
@@ -174,7 +175,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
 
     /// The HTTP status code, for `.unacceptableStatus`.
     public var statusCode: Int? {
-        if case .unacceptableStatus(let code, _, _) = lastFailure { return code }
+        if case .unacceptableStatus(let code, _, _, _) = lastFailure { return code }
         return nil
     }
 
@@ -186,7 +187,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
 
     /// The response headers, for `.unacceptableStatus`.
     public var responseHeaders: [String: String]? {
-        if case .unacceptableStatus(_, _, let headers) = lastFailure { return headers }
+        if case .unacceptableStatus(_, _, let headers, _) = lastFailure { return headers }
         return nil
     }
 
@@ -198,7 +199,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// The response body the failure carries, if any (status, content-type and decoding errors).
     public var responseBody: Data? {
         switch lastFailure {
-        case .unacceptableStatus(_, let body, _), .unacceptableContentType(_, let body), .decoding(_, let body),
+        case .unacceptableStatus(_, let body, _, _), .unacceptableContentType(_, let body), .decoding(_, let body),
             .business(_, _, let body):
             return body
         default:
@@ -229,8 +230,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             return "Transport error \(error.code.rawValue) (\(Self.name(of: error.code))): \(error.localizedDescription)"
         case .timedOut(let seconds):
             return "Timed out after \(seconds) s"
-        case .unacceptableStatus(let code, let body, _):
-            return "HTTP status \(code)\(Self.reasonPhrase(code).map { " \($0)" } ?? "")\(Self.preview(body))"
+        case .unacceptableStatus(let code, let body, _, let request):
+            let line = request == .unknown ? "" : " from \(request)"
+            return "HTTP status \(code)\(Self.reasonPhrase(code).map { " \($0)" } ?? "")\(line)\(Self.preview(body))"
         case .unacceptableContentType(let type, let body):
             return "Unacceptable content type \(type ?? "(none)")\(Self.preview(body))"
         case .decoding(let description, let body):

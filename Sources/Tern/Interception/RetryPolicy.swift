@@ -124,7 +124,7 @@ extension RetryPolicy {
 
     private func isRetryable(_ error: TernError) -> Bool {
         switch error {
-        case .unacceptableStatus(let code, _, _): retryableStatusCodes.contains(code)
+        case .unacceptableStatus(let code, _, _, _): retryableStatusCodes.contains(code)
         case .transport(let underlying): retryableErrors.contains(underlying.code)
         // Only an attempt's own timeout reaches this stage: the request's deadline ends it.
         case .timedOut: retryableErrors.contains(.timedOut)

@@ -18,7 +18,10 @@ extension Call {
     {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
-                if validating { try validation.validate(raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes) }
+                if validating {
+                    try validation.validate(
+                        raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes, method: core.method.rawValue)
+                }
                 if let download, raw.source == .network, let file = try download.complete(raw.response) as? Value {
                     return makeResponse(raw, value: file, route: route)
                 }

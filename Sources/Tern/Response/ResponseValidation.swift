@@ -23,11 +23,13 @@ public struct ResponseValidation: Sendable, Equatable {
     /// Status `200..<300`, the serializer's content types.
     public static let `default` = ResponseValidation()
 
-    /// Checks status and content type.
+    /// Checks status and content type of the response to a `method` request.
     /// - Throws: `.unacceptableStatus` or `.unacceptableContentType`, each with the body.
-    func validate(_ response: ResponseHead, body: Data, serializerTypes: Set<String>?) throws(TernError) {
+    func validate(_ response: ResponseHead, body: Data, serializerTypes: Set<String>?, method: String) throws(TernError) {
         guard acceptableStatusCodes.contains(response.statusCode) else {
-            throw .unacceptableStatus(code: response.statusCode, body: body, headers: response.headerFields)
+            throw .unacceptableStatus(
+                code: response.statusCode, body: body, headers: response.headerFields,
+                request: RequestLine(method: method, url: response.url))
         }
         guard !body.isEmpty, let accepted = acceptableContentTypes ?? serializerTypes else { return }
         let header = response.value(forHTTPHeaderField: "Content-Type")

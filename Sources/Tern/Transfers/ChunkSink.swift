@@ -35,7 +35,7 @@ final class ChunkSink: Sendable {
             state.head = response
         }
         do {
-            try validation.validate(ResponseHead(response), body: Data(), serializerTypes: nil)
+            try validation.validate(ResponseHead(response), body: Data(), serializerTypes: nil, method: core.method.rawValue)
             return true
         } catch {
             return false

@@ -96,7 +96,7 @@ import Testing
         defer { Transfers.clean(folder) }
         let destination = folder.appendingPathComponent("file.bin")
         let result = await (try Transfers.client()).completionResult(Request.download("no-such-fixture", to: destination))
-        guard case .unacceptableStatus(404, let body, _)? = result.0.failure else { Issue.record("got \(result.0)"); return }
+        guard case .unacceptableStatus(404, let body, _, _)? = result.0.failure else { Issue.record("got \(result.0)"); return }
         #expect(String(decoding: body, as: UTF8.self).contains("no such fixture"))
         #expect(Transfers.contents(folder).isEmpty)
     }
