@@ -73,10 +73,9 @@ import Testing
         // "beyond-deadline-later": the first 503 asks for 0 s, the second for a day.
         let extra: Parameters =
             situation == "beyond-deadline-later" ? ["retry_after": 0, "then_retry_after": 86400] : ["retry_after": 86400]
-        let started = Date()
+        // No time bound: a wait into the deadline would end as .timedOut, a capped wait would
+        // make another attempt; either fails the checks below.
         let (result, _) = await client.completionResult(flaky(key, fail: 5, extra))
-        let seconds = Date().timeIntervalSince(started)
-        #expect(seconds < 1.5, "waited \(seconds) s for a Retry-After it could not honour")
         let error = try #require(result.failure)
         #expect(error.statusCode == 503 && error.responseHeader("Retry-After") == "86400", "\(error)")
         let attempts = situation == "beyond-deadline-later" ? 2 : 1

@@ -203,6 +203,7 @@ import Testing
                 form.append(fileAt: big, name: "big")
             })
         request.timeout = 300
+        request.maximumResponseSize = Int.max  // the 133 MB echo streams past the 100 MB default limit
         let scanner = DataURLScanner(marker: #""big": "data:application/octet-stream;base64,"#)
         let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
         let result: Result<Response<Data>, TernError> = await withCheckedContinuation { continuation in
