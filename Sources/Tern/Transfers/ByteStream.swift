@@ -7,10 +7,12 @@ import Foundation
 /// throws its `TernError` from the first `next()`, before any chunk; a failure after some chunks
 /// throws after them. Chunks wait in a bounded buffer: past `bufferLimit` bytes the exchange is
 /// paused until the reader catches up (back-pressure: URLSession suspends its task on Apple
-/// platforms). URLSession on Linux cannot pause a task (a resumed task sends its request again),
-/// so there chunks keep arriving, and once more than the request's size limit
-/// (`maximumResponseSize`) waits for a slow reader, the stream fails with `.responseTooLarge`
-/// after the reader had everything before it: memory stays bounded, nothing is silently lost. Cancelling the iterating task, or dropping the
+/// platforms). The whole body counts against the request's size limit (`maximumResponseSize`):
+/// the stream fails with `.responseTooLarge` as it crosses it, after the reader had everything
+/// before it. URLSession on Linux cannot pause a task (a resumed task sends its request again), so
+/// there chunks keep arriving for a slow reader, bounded by that limit: memory stays bounded and
+/// nothing is silently lost, unless the request lifts the limit (`Int.max`), when a reader that
+/// falls behind there holds what it has not read. Cancelling the iterating task, or dropping the
 /// iterator (leaving the loop), cancels the request. The request's deadline counts from the
 /// last chunk (see `Request.onChunk`).
 /// Thread safety: a value type, safe to share; one iterator per task.
