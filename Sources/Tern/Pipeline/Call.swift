@@ -30,18 +30,10 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     let urlRequest: URLRequest
     let core: RequestCore
     let queue: CallbackQueue
-    let strategy: RepeatStrategy
+    /// Every option of the request, resolved once (request ▸ group ▸ client).
+    let options: CallOptions
     let serializer: ResponseSerializer<Value>
-    let validation: ResponseValidation
-    /// The deadline in seconds.
-    let timeout: TimeInterval
-    let redirectPolicy: RedirectPolicy
-    let retryPolicy: RetryPolicy
-    /// The headers that tell callers apart when attempts are shared.
-    let identityHeaders: Set<String>
     let plan: CachePlan?
-    /// The largest body the request takes, nil for none.
-    let sizeLimit: Int?
     /// The hooks of the request, its group and its client; nil when there are none.
     let hooks: HookChain?
     /// Where the request's events go; nil when the client has no monitors.
@@ -66,25 +58,23 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion
     ) -> RequestHandle {
         let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
-        let reports = alwaysReport || (request.reportsCancellation ?? client.configuration.reportsCancellation)
-        // The group's settings are read once: a base URL switched from now on does not touch this request.
-        let settings = RequestSettings(client, group: request.group?.settings)
-        let hooks = HookChain(request: request, settings: settings, client: client)
-        let tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
+        let options = CallOptions(request, client: client, alwaysReportsCancellation: alwaysReport)
+        let hooks = HookChain(request: request, settings: options.settings, client: client)
+        let tags = options.tags
         let urlRequest: URLRequest
         let upload: UploadSource?
         let download = request.download.map(DownloadSession.init)
         do {
             if let problem = client.configurationError { throw problem }
             // Parameter and URL hooks run here: every later stage sees the rewritten request.
-            (urlRequest, upload) = try RequestBuilder.prepare(request, settings: settings, hooks: hooks)
+            (urlRequest, upload) = try RequestBuilder.prepare(request, options: options, hooks: hooks)
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
             try download?.checkDestination()
         } catch {
             let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
             return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
         }
-        let strategy = request.repeatStrategy ?? client.configuration.repeatStrategy
+        let strategy = options.repeatStrategy
         let progress = ProgressReporter.forRequest(request, queue: progressQueue)
         var identity =
             strategy == .allow
@@ -94,12 +84,12 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
         let core = RequestCore(
             method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
-            reportsCancellation: reports, identity: identity, progress: progress)
+            reportsCancellation: options.reportsCancellation, identity: identity, progress: progress)
         // Only the caller holds the handle, unless the lifetime says the engine owns it.
         let handle = core.makeHandle()
         let call = Call(
-            request, urlRequest, core, client: client, settings: settings, hooks: hooks, queue: queue,
-            strategy: strategy, started: started, retainedHandle: core.retainsHandle ? handle : nil,
+            request, urlRequest, core, client: client, options: options, hooks: hooks, queue: queue,
+            started: started, retainedHandle: core.retainsHandle ? handle : nil,
             download: download, upload: upload, cacheHit: cacheHit, completion: completion)
         call.admit()
         return handle
@@ -107,29 +97,24 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     private init(
         _ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
-        settings: RequestSettings, hooks: HookChain?, queue: CallbackQueue, strategy: RepeatStrategy,
+        options: CallOptions, hooks: HookChain?, queue: CallbackQueue,
         started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
         upload: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
     ) {
         self.client = client
         self.urlRequest = urlRequest
-        self.serializer = request.serializer.using(settings.decoder)
-        self.validation = request.validation ?? settings.validation
-        self.timeout = request.timeout ?? settings.timeout
+        self.serializer = request.serializer.using(options.settings.decoder)
+        self.options = options
         self.core = core
         self.queue = queue
-        self.strategy = strategy
-        self.redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy
-        self.retryPolicy = request.retryPolicy ?? settings.retryPolicy
-        self.identityHeaders = strategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
         self.chunkSink = request.chunkHandler.map {
-            ChunkSink(handler: $0, queue: queue, validation: request.validation ?? settings.validation, core: core)
+            ChunkSink(handler: $0, queue: queue, validation: options.validation, core: core)
         }
         // Bodies in files, either way, and streamed bodies are not cached.
         self.plan =
             download != nil || upload != nil || request.chunkHandler != nil
             ? nil
-            : client.cachePlan(for: request, urlRequest, policy: request.cachePolicy ?? settings.cachePolicy)
+            : client.cachePlan(for: request, urlRequest, policy: options.cachePolicy)
         self.download = download
         self.upload = upload
         self.hooks = hooks
@@ -138,13 +123,22 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             ? nil
             : MonitorChannel(
                 monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
-        let limit = request.maximumResponseSize ?? client.configuration.maximumResponseSize
-        self.sizeLimit = limit == Int.max ? nil : limit
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
         self.retainedHandle = retainedHandle
     }
+
+    var strategy: RepeatStrategy { options.repeatStrategy }
+    var validation: ResponseValidation { options.validation }
+    /// The deadline in seconds.
+    var timeout: TimeInterval { options.timeout }
+    var redirectPolicy: RedirectPolicy { options.redirectPolicy }
+    var retryPolicy: RetryPolicy { options.retryPolicy }
+    /// The headers that tell callers apart when attempts are shared.
+    var identityHeaders: Set<String> { options.identityHeaders }
+    /// The largest body the request takes, nil for none.
+    var sizeLimit: Int? { options.sizeLimit }
 
     // MARK: 2. Admit
 

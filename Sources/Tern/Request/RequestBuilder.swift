@@ -33,24 +33,20 @@ struct RequestSettings: Sendable {
 enum RequestBuilder {
     /// The `URLRequest` of `request` as `client` (and its group) would send it, hooks included.
     static func makeURLRequest<Value>(_ request: Request<Value>, client: Client) throws(TernError) -> URLRequest {
-        let settings = RequestSettings(client, group: request.group?.settings)
-        return try makeURLRequest(request, settings: settings, hooks: HookChain(request: request, settings: settings, client: client))
-    }
-
-    static func makeURLRequest<Value>(
-        _ request: Request<Value>, settings: RequestSettings, hooks: HookChain?
-    ) throws(TernError) -> URLRequest {
-        try prepare(request, settings: settings, hooks: hooks).urlRequest
+        let options = CallOptions(request, client: client)
+        return try prepare(request, options: options, hooks: HookChain(request: request, settings: options.settings, client: client))
+            .urlRequest
     }
 
     /// The `URLRequest` of `request`, and where its body comes from when it is not in memory (a
     /// file, or a multipart form over its memory threshold).
     static func prepare<Value>(
-        _ request: Request<Value>, settings: RequestSettings, hooks: HookChain?
+        _ request: Request<Value>, options: CallOptions, hooks: HookChain?
     )
         throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?)
     {
-        try SettingCheck.check(request, timeout: request.timeout ?? settings.timeout)
+        let settings = options.settings
+        try SettingCheck.check(request, timeout: options.timeout)
         var query = request.query
         var body = request.body
         if let hooks, !hooks.parameterRewriters.isEmpty {
@@ -63,7 +59,7 @@ enum RequestBuilder {
         var urlRequest = URLRequest(url: url)
         // GET is URLRequest's default; Foundation's setter normalises the name (a microsecond or two).
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
-        urlRequest.timeoutInterval = request.timeout ?? settings.timeout
+        urlRequest.timeoutInterval = options.timeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         let common = settings.headers
         let headers = request.headers.isEmpty ? common : common.merging(request.headers) { _, own in own }

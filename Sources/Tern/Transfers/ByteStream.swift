@@ -27,8 +27,7 @@ public struct ByteStream: AsyncSequence, Sendable {
 
     /// Starts the request and returns its iterator.
     public func makeAsyncIterator() -> Iterator {
-        let size = request.maximumResponseSize ?? client.configuration.maximumResponseSize
-        let buffer = StreamBuffer(limit: bufferLimit, hardLimit: size == Int.max ? nil : size)
+        let buffer = StreamBuffer(limit: bufferLimit, hardLimit: CallOptions(request, client: client).sizeLimit)
         var request = request
         request.chunkHandler = { [weak buffer] _, chunk, _ in buffer?.append(chunk) }
         request.callbackQueue = .immediate

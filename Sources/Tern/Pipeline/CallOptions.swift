@@ -1,0 +1,47 @@
+import Foundation
+
+/// Every option of one request, resolved once when it is sent, by one rule: the request's own
+/// value, else its API group's, else its client's (whose configuration holds the defaults).
+/// Every stage reads its options here; nothing else resolves one.
+///
+/// Options an API group does not set (`redirectPolicy`, `maximumResponseSize`, the repeat
+/// strategy, cancellation reporting) go from the request straight to the client.
+/// Thread safety: a value type, safe to share.
+struct CallOptions: Sendable {
+    /// The request's own settings beside its group's and client's (base URL, headers, encodings:
+    /// what building the `URLRequest` reads).
+    let settings: RequestSettings
+    /// The deadline in seconds (`.infinity`: none).
+    let timeout: TimeInterval
+    let validation: ResponseValidation
+    let retryPolicy: RetryPolicy
+    let redirectPolicy: RedirectPolicy
+    let cachePolicy: CachePolicy
+    /// The largest body the request takes, in bytes; nil for none (a limit of `Int.max` lifts it).
+    let sizeLimit: Int?
+    let repeatStrategy: RepeatStrategy
+    /// Whether a cancelled request gets its `.cancelled` callback.
+    let reportsCancellation: Bool
+    /// The request's tags and its group's.
+    let tags: Set<String>
+    /// The headers that tell callers apart when attempts are shared (`.share` only).
+    let identityHeaders: Set<String>
+
+    init<Value>(_ request: Request<Value>, client: Client, alwaysReportsCancellation: Bool = false) {
+        let configuration = client.configuration
+        // The group's settings are read once: a base URL switched from now on does not touch this request.
+        let settings = RequestSettings(client, group: request.group?.settings)
+        self.settings = settings
+        timeout = request.timeout ?? settings.timeout
+        validation = request.validation ?? settings.validation
+        retryPolicy = request.retryPolicy ?? settings.retryPolicy
+        redirectPolicy = request.redirectPolicy ?? configuration.redirectPolicy
+        cachePolicy = request.cachePolicy ?? settings.cachePolicy
+        let limit = request.maximumResponseSize ?? configuration.maximumResponseSize
+        sizeLimit = limit == Int.max ? nil : limit
+        repeatStrategy = request.repeatStrategy ?? configuration.repeatStrategy
+        reportsCancellation = alwaysReportsCancellation || (request.reportsCancellation ?? configuration.reportsCancellation)
+        tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
+        identityHeaders = repeatStrategy == .share ? configuration.identityHeaders.union(request.identityHeaders) : []
+    }
+}
