@@ -43,6 +43,19 @@ import Testing
         #expect(json.json["headers"]?["Content-Type"]?.string == "application/json")
     }
 
+    /// The one-line `post` sends the client's `bodyEncoding` unless it is told otherwise.
+    @Test func theOneLinePostFollowsTheClientsBodyEncoding() async throws {
+        let jsonClient = Client(baseURL: try TestServers.httpbin()) {
+            $0.callbackQueue = .immediate
+            $0.bodyEncoding = .json
+        }
+        let json = try await jsonClient.post("post", parameters: ["name": "李四"]).json
+        #expect(json["json"]?["name"]?.string == "李四")
+        #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("application/json") == true)
+        let form = try await jsonClient.post("post", parameters: ["name": "李四"], encoding: .form).json
+        #expect(form["form"]?["name"]?.string == "李四")
+    }
+
     @Test func postsAnEncodableBodyAndDecodesADecodableResponse() async throws {
         struct Payload: Codable, Sendable, Equatable { let city: String; let days: Int }
         struct Echo: Decodable, Sendable { let json: Payload }

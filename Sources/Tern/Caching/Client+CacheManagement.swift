@@ -6,6 +6,18 @@ extension Client {
         responseCache.removeAll()
     }
 
+    /// Removes every cached response of this client from memory only: the disk level keeps its
+    /// entries (an app under memory pressure, say).
+    public func clearMemoryCache() {
+        responseCache.removeAllFromMemory()
+    }
+
+    /// Removes every cached response of this client from disk only: what is in memory stays until
+    /// evicted (a user signing out clears both with `clearCache()`).
+    public func clearDiskCache() {
+        responseCache.removeAllFromDisk()
+    }
+
     /// Removes the cached response `request` would read (its key under its cache policy, or the
     /// client's).
     public func removeCachedResponse<Value>(for request: some RequestConvertible<Value>) {

@@ -130,7 +130,17 @@ final class ResponseCache: Sendable {
 
     /// Empties both levels.
     func removeAll() {
+        removeAllFromMemory()
+        removeAllFromDisk()
+    }
+
+    /// Empties the memory level.
+    func removeAllFromMemory() {
         memory.removeAll()
+    }
+
+    /// Empties the disk level, if it is open or can be opened.
+    func removeAllFromDisk() {
         try? diskCache?.removeAll()
     }
 

@@ -36,7 +36,7 @@ extension Client {
     /// - Parameters:
     ///   - url: Absolute URL, or a path relative to the base URL.
     ///   - parameters: Body parameters.
-    ///   - encoding: `.form` (default) or `.json`.
+    ///   - encoding: `.form` or `.json`; nil (the default) uses the client's `bodyEncoding`.
     ///   - headers: Extra headers.
     ///   - completion: Called exactly once.
     /// - Returns: A handle that can cancel the request.
@@ -44,7 +44,7 @@ extension Client {
     public func post(
         _ url: String,
         parameters: Parameters = [:],
-        encoding: BodyEncoding = .form,
+        encoding: BodyEncoding? = nil,
         headers: [String: String] = [:],
         completion: @escaping @Sendable (Result<Response<JSON>, TernError>) -> Void
     ) -> RequestHandle {
@@ -73,7 +73,7 @@ extension Client {
     /// - Parameters:
     ///   - url: Absolute URL, or a path relative to the base URL.
     ///   - parameters: Body parameters.
-    ///   - encoding: `.form` (default) or `.json`.
+    ///   - encoding: `.form` or `.json`; nil (the default) uses the client's `bodyEncoding`.
     ///   - success: Receives the parsed JSON.
     ///   - failure: Receives the error.
     /// - Returns: A handle that can cancel the request.
@@ -81,7 +81,7 @@ extension Client {
     public func post(
         _ url: String,
         parameters: Parameters = [:],
-        encoding: BodyEncoding = .form,
+        encoding: BodyEncoding? = nil,
         success: @escaping @Sendable (JSON) -> Void,
         failure: @escaping @Sendable (TernError) -> Void
     ) -> RequestHandle {
@@ -95,10 +95,11 @@ extension Client {
         try await send(getRequest(url, parameters, headers))
     }
 
-    /// POSTs parameters as a form or JSON body and returns the parsed JSON.
+    /// POSTs parameters as a form or JSON body (`encoding`, else the client's `bodyEncoding`) and
+    /// returns the parsed JSON.
     /// - Throws: `TernError`.
     public func post(
-        _ url: String, parameters: Parameters = [:], encoding: BodyEncoding = .form,
+        _ url: String, parameters: Parameters = [:], encoding: BodyEncoding? = nil,
         headers: [String: String] = [:]
     ) async throws(TernError) -> Response<JSON> {
         try await send(Request<JSON>(url, method: .post, body: Self.body(parameters, encoding), headers: headers))
@@ -110,10 +111,8 @@ extension Client {
         return request
     }
 
-    private static func body(_ parameters: Parameters, _ encoding: BodyEncoding) -> RequestBody {
-        switch encoding {
-        case .form: .form(parameters)
-        case .json: .json(parameters)
-        }
+    /// The parameters in `encoding`, or in the client's (or group's) `bodyEncoding` when nil.
+    private static func body(_ parameters: Parameters, _ encoding: BodyEncoding?) -> RequestBody {
+        .parameters(parameters, encoding: encoding)
     }
 }

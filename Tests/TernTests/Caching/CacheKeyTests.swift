@@ -99,4 +99,22 @@ import Testing
         #expect(client.cacheSize == 0)
         #expect(try await client.send(Request<JSON>("json", query: ["n": 2])).source == .network)
     }
+
+    /// Memory and disk can be emptied apart: after `clearMemoryCache` the entry comes from disk
+    /// (and is in memory again), after `clearDiskCache` from memory, after both from the network.
+    @Test func memoryAndDiskAreClearedApart() async throws {
+        let client = try CacheFixture.client(policy)
+        let request = CacheFixture.resource(Fixture.uniqueKey("levels"))
+        _ = try await client.send(request)
+        let plan = try #require(client.cachePlan(for: request, try RequestBuilder.makeURLRequest(request, client: client), policy: policy))
+        #expect(client.responseCache.memoryEntry(for: plan.key) != nil)
+        client.clearMemoryCache()
+        #expect(client.responseCache.memoryEntry(for: plan.key) == nil)
+        #expect(try await client.send(request).source == .cache)  // from disk, back in memory
+        #expect(client.responseCache.memoryEntry(for: plan.key) != nil)
+        client.clearDiskCache()
+        #expect(try await client.send(request).source == .cache)  // from memory
+        client.clearMemoryCache()
+        #expect(try await client.send(request).source == .network)
+    }
 }
