@@ -18,12 +18,19 @@ public final class Client: Sendable {
     public static let version = "0.9.0"
 
     /// The shared client: default configuration, one session for the whole process; its one-line
-    /// `get` calls cancel an older identical GET (`oneLineGetStrategy = .cancelOlder`).
-    public static let shared: Client = {
-        var configuration = ClientConfiguration()
-        configuration.oneLineGetStrategy = .cancelOlder
-        return Client(configuration: configuration)
-    }()
+    /// `get` calls cancel an older identical GET (`oneLineGetStrategy = .cancelOlder`). Set it up
+    /// with `configureShared` before its first use.
+    public static let shared: Client = SharedClientSetup.standard.makeClient()
+
+    /// Configures `Client.shared` before its first use (at launch, before any request): `configure`
+    /// starts from the shared client's configuration (the defaults, with
+    /// `oneLineGetStrategy = .cancelOlder`). Calls before the first use add up.
+    /// - Returns: False, changing nothing, once `shared` has been used: a process has one shared
+    ///   client, and its configuration is fixed when it is created.
+    @discardableResult
+    public static func configureShared(_ configure: (inout ClientConfiguration) -> Void) -> Bool {
+        SharedClientSetup.standard.configure(configure)
+    }
 
     /// The configuration the client was created with.
     public let configuration: ClientConfiguration
