@@ -121,7 +121,7 @@ import TernStubs
 
     /// `send` returns at once right after a fast 2 GB download was cancelled mid-body, when the
     /// transport's queues may still be busy with what had been read (each `send` is timed on its
-    /// own; 5 ms at most, 50 ms under ThreadSanitizer).
+    /// own: the median under 1 ms, none over 50 ms).
     @Test func sendNeverBlocksAfterACancelledLargeDownload() async throws {
         let client = try client(limit: nil)
         var durations: [Double] = []
@@ -146,7 +146,10 @@ import TernStubs
         print(
             "send() after a cancelled 2 GB download: median \(String(format: "%.2f", durations[durations.count / 2])) ms, max \(String(format: "%.2f", durations.last!)) ms"
         )
-        #expect(durations.last! < (Self.isUnderThreadSanitizer ? 50 : 5), "send() took \(durations.last!) ms")
+        // A blocked send waited 700–900 ms; one preempted by the other suites' load, a few ms (5.7 ms
+        // was seen once on URLSession). The median stays below 1 ms unless sends wait.
+        #expect(durations[durations.count / 2] < (Self.isUnderThreadSanitizer ? 10 : 1), "median \(durations[durations.count / 2]) ms")
+        #expect(durations.last! < 50, "send() took \(durations.last!) ms")
     }
 
     /// The process's resident memory in MB (Linux: /proc; elsewhere, and under ThreadSanitizer,
