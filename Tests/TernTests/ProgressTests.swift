@@ -120,6 +120,29 @@ final class ProgressLog: Sendable {
         }
     }
 
+    /// A slow body of tiny chunks on an idle queue: about 30 updates a second, not one per chunk,
+    /// and still the final count before the completion.
+    @Test(arguments: TransportKind.all)
+    func progressIsCoalescedToAboutThirtyUpdatesASecond(over transport: TransportKind) async throws {
+        let client = try Client(baseURL: TestServers.fixture()) { transport.configure(&$0) }
+        let size = 100_000
+        let started = Date()
+        let (result, log) = await run(client, Request<Data>("slow-pattern", query: ["n": size, "chunk": 500, "interval": 0.002]))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(try result.get().data.count == size)
+        let steps = log.progress(.download)
+        #expect(steps.count >= 2 && Double(steps.count) <= seconds * 30 + 3, "\(steps.count) updates in \(seconds) s for 200 chunks")
+        #expect(steps.last?.completedBytes == Int64(size) && log.progressPrecedesCompletion)
+    }
+
+    /// An empty body reports no progress: no "0 of 0" event.
+    @Test func anEmptyBodyReportsNothing() async throws {
+        let client = Client(baseURL: try TestServers.fixture())
+        let (result, log) = await run(client, Request<Data>("empty-json"))
+        #expect(try result.get().data.isEmpty)
+        #expect(log.progress(.download).isEmpty, "\(log.progress(.download))")
+    }
+
     @Test func stubbedChunksReportProgress() async throws {
         let stubs = StubTransport()
         stubs.stub(.get("/file"), StubResponse.data(TestPattern.bytes(10_000)).chunked(into: 5, every: 0.01))

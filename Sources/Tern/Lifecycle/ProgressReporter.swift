@@ -2,12 +2,13 @@ import Foundation
 
 /// Delivers one request's progress to its handler on the callback queue.
 ///
-/// Updates are coalesced: while one delivery waits in the queue, newer counts replace the
-/// pending ones instead of queueing more work, so a fast download on a busy main queue costs one
-/// hop per turn of the queue, not one per chunk. A delivery queued before the completion runs
-/// before it (same queue, FIFO; with `.immediate` both run inline in order) and carries the latest counts, so the last progress a caller sees
-/// on a serial queue is the final one. Nothing is delivered once the request was cancelled or
-/// timed out.
+/// Updates are coalesced: while one delivery waits, newer counts replace the pending ones instead
+/// of queueing more work, and deliveries are at least `interval` apart (about 30 a second), so a
+/// slow body of tiny chunks on an idle main queue costs a few dozen calls a second, not one per
+/// chunk. The completion flushes what is pending first (`flush`): on the completion's queue the
+/// last progress a caller sees is the final one (same queue, FIFO; with `.immediate` both run
+/// inline in order). A progress that says nothing (0 of 0 bytes, or 0 of unknown) is not
+/// delivered. Nothing is delivered once the request was cancelled or timed out.
 /// Thread safety: safe to use from any thread.
 final class ProgressReporter: Sendable {
     private struct State {
@@ -17,7 +18,12 @@ final class ProgressReporter: Sendable {
         var downloadChanged = false
         var isScheduled = false
         var isStopped = false
+        /// When the last delivery ran (uptime nanoseconds); 0 before the first.
+        var lastDelivery: UInt64 = 0
     }
+
+    /// The shortest time between two deliveries: about 30 a second.
+    static let interval: UInt64 = 33_000_000
 
     private let handler: @Sendable (RequestHandle?, TransferProgress) -> Void
     private let queue: CallbackQueue
@@ -86,27 +92,49 @@ final class ProgressReporter: Sendable {
         state.withLock { $0.isStopped = true }
     }
 
+    /// Delivers what is pending now, ahead of the completion the caller queues next.
+    func flush() {
+        let pending = state.withLock { $0.uploadChanged || $0.downloadChanged }
+        if pending { queue.perform { [self] in deliver() } }
+    }
+
     private func update(_ change: (inout State) -> Void) {
-        let schedule = state.withLock { state -> Bool in
-            guard !state.isStopped else { return false }
+        let wait = state.withLock { state -> UInt64? in
+            guard !state.isStopped else { return nil }
             change(&state)
-            defer { state.isScheduled = true }
-            return !state.isScheduled
+            guard !state.isScheduled else { return nil }
+            state.isScheduled = true
+            let since = DispatchTime.now().uptimeNanoseconds &- state.lastDelivery
+            return state.lastDelivery == 0 || since >= Self.interval ? 0 : Self.interval - since
         }
-        if schedule { queue.perform { [self] in deliver() } }
+        guard let wait else { return }
+        if wait == 0 {
+            queue.perform { [self] in deliver() }
+        } else {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [self] in
+                queue.perform { [self] in deliver() }
+            }
+        }
     }
 
     private func deliver() {
         let pending = state.withLock { state -> [TransferProgress] in
             state.isScheduled = false
             guard !state.isStopped else { return [] }
+            state.lastDelivery = DispatchTime.now().uptimeNanoseconds
             defer { state.uploadChanged = false; state.downloadChanged = false }
             return [state.uploadChanged ? state.upload : nil, state.downloadChanged ? state.download : nil].compactMap { $0 }
+                .filter(\.saysSomething)
         }
         guard !pending.isEmpty else { return }
         let handle = owner.withLock { $0.core }?.handle
         for progress in pending { handler(handle, progress) }
     }
+}
+
+extension TransferProgress {
+    /// Whether it tells a caller anything: not 0 bytes of 0, or of an unknown total.
+    var saysSomething: Bool { completedBytes > 0 || (expectedBytes ?? 0) > 0 }
 }
 
 /// A weak reference to a request's core.

@@ -348,6 +348,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
 
     /// Runs the completion with `result` on the callback queue, if `claim` allows.
     private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
+        core.progress?.flush()  // the last counts first, then the completion
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         switch claim {
