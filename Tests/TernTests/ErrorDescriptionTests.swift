@@ -7,11 +7,7 @@ import Testing
 /// status's reason phrase and the transport error's name; `recoverySuggestion` where it helps.
 @Suite struct ErrorDescriptionTests {
     static func failure(_ request: Request<Data>, over transport: TransportKind, base: String) async throws -> any Error {
-        let client = Client(baseURL: base) {
-            $0.callbackQueue = .immediate
-            $0.timeout = 10
-            transport.configure(&$0)
-        }
+        let client = transport.client(base)
         do {
             _ = try await client.send(request)
         } catch {

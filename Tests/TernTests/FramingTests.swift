@@ -8,11 +8,7 @@ import Testing
 /// beside `Transfer-Encoding: chunked`, the chunked framing wins; a list of equal values is one.
 @Suite struct FramingTests {
     static func send(_ situation: String, over transport: TransportKind) async throws -> Result<Response<Data>, TernError> {
-        let client = try Client(baseURL: TestServers.fixture()) {
-            $0.callbackQueue = .immediate
-            $0.timeout = 10
-            transport.configure(&$0)
-        }
+        let client = transport.client(try TestServers.fixture())
         return await client.completionResult(Request<Data>("framing", query: ["case": situation])).0
     }
 

@@ -6,11 +6,7 @@ import Testing
 /// A 3xx whose `Location` cannot be followed ends the same way on every transport.
 @Suite struct RedirectWithoutLocationTests {
     static func send(_ location: String, over transport: TransportKind) async throws -> Result<Response<Data>, TernError> {
-        let client = try Client(baseURL: TestServers.fixture()) {
-            $0.callbackQueue = .immediate
-            $0.timeout = 10
-            transport.configure(&$0)
-        }
+        let client = transport.client(try TestServers.fixture())
         return await client.completionResult(Request<Data>("redirect-nowhere", query: ["location": location])).0
     }
 

@@ -157,6 +157,17 @@ enum TransportKind: String, Sendable, CaseIterable, CustomTestStringConvertible 
 
     var testDescription: String { rawValue }
 
+    /// A client of `baseURL` on this transport: callbacks `.immediate`, a 10 s deadline, then
+    /// `configure`.
+    func client(_ baseURL: String, _ configure: (inout ClientConfiguration) -> Void = { _ in }) -> Client {
+        Client(baseURL: baseURL) {
+            $0.callbackQueue = .immediate
+            $0.timeout = 10
+            configure(&$0)
+            self.configure(&$0)
+        }
+    }
+
     /// Puts this kind's transport in `configuration`, whatever the default is.
     func configure(_ configuration: inout ClientConfiguration) {
         #if os(Linux)

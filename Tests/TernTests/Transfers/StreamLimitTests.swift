@@ -46,30 +46,31 @@ import Testing
         }
     }
 
-    @Test(arguments: TransportKind.all)
-    func anEndlessBodyStreamedToAClosureStopsAtTheLimit(over transport: TransportKind) async throws {
+    /// Streams `query`'s `/huge` to a closure: the outcome and the bytes the closure got.
+    static func streamToClosure(_ query: Parameters, over transport: TransportKind) async throws -> (Result<Response<Data>, TernError>, Int)
+    {
         let received = Received()
         let client = try Self.client(over: transport)
         let result = await withCheckedContinuation { continuation in
-            client.stream(Request<Data>("huge", query: ["chunked": 1]), onChunk: { received.add(bytes: $0.count) }) {
+            client.stream(Request<Data>("huge", query: query), onChunk: { received.add(bytes: $0.count) }) {
                 continuation.resume(returning: $0)
             }
         }
+        return (result, received.total.bytes)
+    }
+
+    @Test(arguments: TransportKind.all)
+    func anEndlessBodyStreamedToAClosureStopsAtTheLimit(over transport: TransportKind) async throws {
+        let (result, bytes) = try await Self.streamToClosure(["chunked": 1], over: transport)
         #expect(result.failure == .responseTooLarge(limit: Self.limit), "\(result)")
-        #expect(received.total.bytes <= Self.limit)
+        #expect(bytes <= Self.limit)
     }
 
     @Test(arguments: TransportKind.all)
     func anAnnouncedBodyOverTheLimitIsRefusedBeforeAnyChunk(over transport: TransportKind) async throws {
-        let received = Received()
-        let client = try Self.client(over: transport)
-        let result = await withCheckedContinuation { continuation in
-            client.stream(Request<Data>("huge", query: ["announce": 50_000_000]), onChunk: { received.add(bytes: $0.count) }) {
-                continuation.resume(returning: $0)
-            }
-        }
+        let (result, bytes) = try await Self.streamToClosure(["announce": 50_000_000], over: transport)
         #expect(result.failure == .responseTooLarge(limit: Self.limit), "\(result)")
-        #expect(received.total.bytes == 0)
+        #expect(bytes == 0)
     }
 
     @Test(arguments: TransportKind.all)
