@@ -110,7 +110,13 @@ final class ProgressReporter: Sendable {
         guard let wait else { return }
         if wait == 0 {
             queue.perform { [self] in deliver() }
+        } else if case .immediate = queue {
+            // No timer: with `.immediate` its delivery would run on a timer thread, beside one
+            // the transport's thread runs inline. The next update after the interval delivers
+            // (updates come one at a time from one exchange), and the completion flushes.
+            state.withLock { $0.isScheduled = false }
         } else {
+            // On a queue, deliveries are serialized by it; the timer's joins them in order.
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [self] in
                 queue.perform { [self] in deliver() }
             }
