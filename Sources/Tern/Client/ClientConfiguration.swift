@@ -181,8 +181,9 @@ public struct ClientConfiguration: Sendable {
     }
 
     /// The headers every request of a client carries unless it sets its own: `User-Agent`,
-    /// `Accept-Encoding` and `Accept-Language` (a transport adds them; URLSession through its
-    /// configuration).
+    /// `Accept-Encoding` and `Accept-Language`. The built-in transports send them (URLSession
+    /// through its session configuration); for any other transport (`Transport.sendsWireHeaders`
+    /// false: a stub, your own) the client adds them to each request.
     public var wireHeaders: [String: String] {
         var headers: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": "gzip, deflate, br"]
         headers["Accept-Language"] = acceptLanguage

@@ -26,6 +26,9 @@ struct RequestSettings: Sendable {
     var decoder: UncheckedBox<JSONDecoder>? { group?.boxedDecoder ?? client.configuration.boxedDecoder }
     var tags: Set<String> { group?.tags ?? [] }
     var hooks: Hooks? { group?.hooks }
+    /// The client's wire headers when its transport does not send them itself (a stub, a custom
+    /// transport): then every request carries them, as the wire would; nil otherwise.
+    var bridgeHeaders: [String: String]? { client.transport.sendsWireHeaders ? nil : client.configuration.wireHeaders }
 }
 
 /// Builds the `URLRequest` for a `Request` under its settings, running the parameter and URL
@@ -61,7 +64,8 @@ enum RequestBuilder {
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
         urlRequest.timeoutInterval = options.timeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-        let common = settings.headers
+        var common = settings.headers
+        if let bridge = settings.bridgeHeaders { common = bridge.merging(common) { _, own in own } }
         let headers = request.headers.isEmpty ? common : common.merging(request.headers) { _, own in own }
         for (name, value) in headers {
             try validateHeader(name: name, value: value)

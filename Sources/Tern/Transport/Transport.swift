@@ -28,11 +28,20 @@ public protocol Transport: Sendable {
     /// Whether `TransportTask.suspend()` really stops reading a response (back-pressure for a
     /// slow stream reader). Default false.
     var pausesExchanges: Bool { get }
+
+    /// Whether the transport itself sends the client's wire headers (`User-Agent`,
+    /// `Accept-Encoding`, `Accept-Language`: `ClientConfiguration.wireHeaders`) on every request
+    /// that does not set them. Default false: the client then puts them in each `URLRequest`, so a
+    /// stub or custom transport sees the headers the wire would carry.
+    var sendsWireHeaders: Bool { get }
 }
 
 extension Transport {
     /// False: this transport reads on whatever its tasks are told.
     public var pausesExchanges: Bool { false }
+
+    /// False: the client adds the wire headers to each request.
+    public var sendsWireHeaders: Bool { false }
 }
 
 /// One exchange as a transport sees it: the request, where its body comes from, where the

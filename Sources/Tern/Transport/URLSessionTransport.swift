@@ -40,10 +40,18 @@ public final class URLSessionTransport: Transport {
     ///   - pinning: Server keys or certificates to insist on, checked in the server-trust
     ///     challenge (Apple platforms; Linux sends no such challenge, so a `Client` refuses
     ///     pinning with this transport there).
-    public init(
+    public convenience init(
         configuration: URLSessionConfiguration, credential: BasicCredential? = nil, delivery: Delivery = .streamed,
         pinning: ServerPinning = .none
     ) {
+        self.init(configuration: configuration, credential: credential, delivery: delivery, pinning: pinning, sendsWireHeaders: false)
+    }
+
+    private init(
+        configuration: URLSessionConfiguration, credential: BasicCredential?, delivery: Delivery, pinning: ServerPinning,
+        sendsWireHeaders: Bool
+    ) {
+        self.sendsWireHeaders = sendsWireHeaders
         delegate = SessionDelegate(credential: credential, pinning: pinning)
         self.delivery = delivery
         let queue = OperationQueue()
@@ -56,10 +64,15 @@ public final class URLSessionTransport: Transport {
     /// `TERN_TRANSPORT=urlsession`): its session configuration (`makeSessionConfiguration()`),
     /// credential, delivery and pins.
     public static func make(configuration: ClientConfiguration) -> URLSessionTransport {
+        // Its session configuration carries the wire headers.
         URLSessionTransport(
             configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning)
+            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning, sendsWireHeaders: true)
     }
+
+    /// True when made by `make(configuration:)`, whose session configuration carries the client's
+    /// wire headers; false for a session configuration of your own (the client adds them).
+    public let sendsWireHeaders: Bool
 
     deinit {
         // The session retains its delegate until invalidated; let running tasks finish, then free both.

@@ -125,6 +125,9 @@ public final class CurlTransport: Transport {
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
     public var pausesExchanges: Bool { true }
 
+    /// True: every exchange carries the configuration's wire headers unless its request sets them.
+    public var sendsWireHeaders: Bool { true }
+
     /// Pauses or resumes reading exchange `id`'s response (`curl_easy_pause` on the loop thread).
     fileprivate func setPaused(_ id: UInt64, _ paused: Bool) {
         wakeup.post(to: inbox) { $0.pauses.append((id, paused)) }
