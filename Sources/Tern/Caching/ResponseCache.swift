@@ -17,15 +17,22 @@ final class ResponseCache: Sendable {
 
     let memory: MemoryCache<String, CachedResponse>
     let directory: URL
-    private let diskLimit: Int64
+    private let diskConfiguration: DiskCache.Configuration
     private let reopenDelay: TimeInterval
     private let disk = Locked(Disk.unopened)
 
-    init(directory: URL, memoryLimit: Int, diskLimit: Int64, reopenDelay: TimeInterval = 30) {
+    init(directory: URL, memoryLimit: Int, disk: DiskCache.Configuration, reopenDelay: TimeInterval = 30) {
         memory = MemoryCache(costLimit: memoryLimit)
         self.directory = directory
-        self.diskLimit = diskLimit
+        self.diskConfiguration = disk
         self.reopenDelay = reopenDelay
+    }
+
+    /// A cache whose disk level has TernCache's defaults but for its size limit.
+    convenience init(directory: URL, memoryLimit: Int, diskLimit: Int64, reopenDelay: TimeInterval = 30) {
+        var disk = DiskCache.Configuration()
+        disk.sizeLimit = diskLimit
+        self.init(directory: directory, memoryLimit: memoryLimit, disk: disk, reopenDelay: reopenDelay)
     }
 
     /// `<user caches>/Tern/<app>/<host of the base URL, or "default">` (see `appIdentifier`).
@@ -56,10 +63,8 @@ final class ResponseCache: Sendable {
             where DispatchTime.now().uptimeNanoseconds - since < UInt64(reopenDelay * 1e9): return nil
             case .unopened, .unavailable:
                 let firstFailure = if case .unopened = state { true } else { false }
-                var configuration = DiskCache.Configuration()
-                configuration.sizeLimit = diskLimit
                 do {
-                    let cache = try DiskCache.open(directory, configuration: configuration)
+                    let cache = try DiskCache.open(directory, configuration: diskConfiguration)
                     state = .open(cache)
                     return cache
                 } catch {

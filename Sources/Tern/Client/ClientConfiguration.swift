@@ -1,4 +1,5 @@
 import Foundation
+import TernCache
 
 /// Everything a `Client` is set up with: one server's defaults ("API team" in the seeds).
 ///
@@ -113,8 +114,16 @@ public struct ClientConfiguration: Sendable {
     public var cacheDirectory: URL?
     /// Bytes of responses kept in memory; 16 MB by default.
     public var memoryCacheLimit: Int
-    /// Bytes of responses kept on disk (least recently used go first); 100 MB by default.
-    public var diskCacheLimit: Int64
+    /// How the disk level of the response cache is kept: every TernCache setting (count and age
+    /// limits, the inline threshold, a free-space floor, `onEvent`). Default: a 100 MB size
+    /// limit (`diskCacheLimit`), the rest TernCache's defaults.
+    public var diskCache: DiskCache.Configuration
+    /// Bytes of responses kept on disk (least recently used go first): `diskCache.sizeLimit`,
+    /// 100 MB by default.
+    public var diskCacheLimit: Int64 {
+        get { diskCache.sizeLimit }
+        set { diskCache.sizeLimit = newValue }
+    }
 
     /// Creates a configuration with the documented defaults.
     public init() {
@@ -151,7 +160,8 @@ public struct ClientConfiguration: Sendable {
         memoryCacheLimit = 16 << 20
         tls = .default
         proxy = .environment
-        diskCacheLimit = 100 << 20
+        diskCache = DiskCache.Configuration()
+        diskCache.sizeLimit = 100 << 20
     }
 
     /// The session configuration Tern uses for a `URLSessionTransport`: no `URLCache` (it costs

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TernCache
 @testable import Tern
 
 /// What the cache key is made of, the store predicate, `no-store`, and cache management.
@@ -98,6 +99,26 @@ import Testing
         client.clearCache()
         #expect(client.cacheSize == 0)
         #expect(try await client.send(Request<JSON>("json", query: ["n": 2])).source == .network)
+    }
+
+    /// The client's disk level takes every TernCache setting: with an inline threshold of 0 even
+    /// a small body is a file of its own (by default it stays inline, in SQLite).
+    @Test func theDiskLevelTakesEveryTernCacheSetting() async throws {
+        for threshold in [0, DiskCache.Configuration().inlineThreshold] {
+            let directory = CacheFixture.directory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let client = try CacheFixture.client(policy, directory: directory) { $0.diskCache.inlineThreshold = threshold }
+            #expect(client.configuration.diskCacheLimit == 100 << 20)  // the size limit stays as it was
+            _ = try await client.send(CacheFixture.resource(Fixture.uniqueKey("inline-\(threshold)")))
+            let data = directory.appendingPathComponent("data")
+            let files: @Sendable () -> Int = { ((try? FileManager.default.contentsOfDirectory(atPath: data.path)) ?? []).count }
+            if threshold == 0 {
+                #expect(await eventually { files() > 0 }, "no value file with an inline threshold of 0")
+            } else {
+                try await Task.sleep(milliseconds: 100)
+                #expect(files() == 0)
+            }
+        }
     }
 
     /// Memory and disk can be emptied apart: after `clearMemoryCache` the entry comes from disk
