@@ -7,11 +7,7 @@ import Testing
 /// internationalized host names are sent in their ASCII form.
 @Suite struct SettingCheckTests {
     static func client(over transport: TransportKind, _ configure: (inout ClientConfiguration) -> Void) throws -> Client {
-        try Client(baseURL: TestServers.fixture()) {
-            $0.callbackQueue = .immediate
-            configure(&$0)
-            transport.configure(&$0)
-        }
+        transport.client(try TestServers.fixture(), configure)
     }
 
     @Test(arguments: TransportKind.all, [0, -1, .nan, -.infinity] as [TimeInterval])

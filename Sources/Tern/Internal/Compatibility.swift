@@ -45,16 +45,6 @@ package extension FileHandle {
         }
         return try readPOSIX(fileDescriptor, upTo: count)
     }
-
-    /// Reads everything from the current offset to the end of the data.
-    func readToEndOfData() throws -> Data {
-        var result = Data()
-        while true {
-            let chunk = try readUpTo(1 << 16)
-            if chunk.isEmpty { return result }
-            result.append(chunk)
-        }
-    }
 }
 
 private func writeAllPOSIX(_ descriptor: Int32, _ data: Data) throws {

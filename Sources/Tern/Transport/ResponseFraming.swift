@@ -13,12 +13,10 @@ enum ResponseFraming {
     /// when it can.
     static func problem(contentLength: String?, transferEncoding: String?) -> String? {
         guard transferEncoding == nil, let contentLength else { return nil }
-        var first: UInt64?
+        var first: Int64?
+        // One number (nearly every response) is one pass of `ResponseHead.contentLength`'s parser.
         for item in contentLength.split(separator: ",", omittingEmptySubsequences: false) {
-            let digits = item.trimmingCharacters(in: .whitespaces)
-            guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = UInt64(digits) else {
-                return "invalid Content-Length \"\(contentLength)\""
-            }
+            guard let value = ResponseHead.contentLength(String(item)) else { return "invalid Content-Length \"\(contentLength)\"" }
             if let first, first != value { return "conflicting Content-Length values \"\(contentLength)\"" }
             first = value
         }

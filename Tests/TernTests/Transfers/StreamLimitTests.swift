@@ -10,11 +10,9 @@ import Testing
     static let limit = 4 << 20
 
     static func client(over transport: TransportKind) throws -> Client {
-        try Client(baseURL: TestServers.fixture()) {
-            $0.callbackQueue = .immediate
+        transport.client(try TestServers.fixture()) {
             $0.timeout = 30
             $0.maximumResponseSize = limit
-            transport.configure(&$0)
         }
     }
 
