@@ -36,8 +36,8 @@ import Testing
         let outcomes = Outcomes()
         let handle = client.send(Request<JSON>("counted", query: ["key": key])) { outcomes.record(0, $0) }
         let deadline = Date().addingTimeInterval(10)
-        while handle.core.stage != .waiting(.beforeNextAttempt), Date() < deadline { try await Task.sleep(milliseconds: 10) }
-        #expect(handle.core.stage == .waiting(.beforeNextAttempt))
+        while handle.core.waitReason != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
+        #expect(handle.core.waitReason == .beforeNextAttempt)
         #expect(handle.phase == .running)
         handle.cancel()
         await outcomes.wait(for: 1)

@@ -1,16 +1,15 @@
 import Foundation
 
-/// The request-level state machine behind one `Call`: created → running ⇄ waiting → completing →
-/// finished, every transition under one lock, so that exactly one terminal outcome is delivered
-/// whatever races between attempts, a timeout and the cancellation APIs:
+/// One request's lifecycle: its `CallStateMachine` under one lock, and the effects of its
+/// actions (the deadline timer, cancelling the exchange, telling the call), carried out after
+/// unlocking. Exactly one terminal outcome is delivered whatever races between attempts, a
+/// timeout and the cancellation APIs:
 /// - cancellation and the deadline finish the request at once, from any phase, and deliver their
 ///   error through the call's `deliverEarly`;
-/// - an attempt's outcome counts only while that attempt is the current one and the request is
-///   running; a result finishes the request only when its callback actually runs (`claim()`), so
-///   a cancellation that comes while it is processed or queued still wins, and no success or
+/// - a processed result finishes the request only when its callback actually runs (`claim()`),
+///   so a cancellation that comes while it is processed or queued still wins, and no success or
 ///   failure ever arrives after a cancel call returns.
-/// The per-exchange state (response head, body, timings) lives in each `Attempt`; here is only
-/// the current attempt's number and the task that cancels it.
+/// The per-exchange state (response head, body, timings) lives in each `Attempt`.
 /// `RequestHandle` is its public face; the client's registry, the transport and the deadline
 /// scheduler hold the core, never the handle, so a handle can be released while its request runs.
 final class RequestCore: Sendable {
@@ -22,44 +21,18 @@ final class RequestCore: Sendable {
         case onDelivery
     }
 
-    /// Where the request stands; `RequestHandle.Phase` is the coarse public view.
-    enum Stage: Equatable {
-        case created
-        /// An attempt is in the transport (or the cache is being read).
-        case running
-        /// Between two attempts: a backoff delay, a credential being refreshed, or suspended.
-        case waiting(WaitReason)
-        /// The last attempt is done; its result is being processed or waits for its callback.
-        case completing
-        case finished
-    }
+    typealias WaitReason = CallStateMachine.WaitReason
+    typealias Route = CallStateMachine.Route
 
-    /// Why a request waits between attempts.
-    enum WaitReason: Equatable {
-        case beforeNextAttempt, credential, suspended
-    }
-
-    private struct State {
-        var stage = Stage.created
-        var cancellation: TernError.CancellationReason?
-        var insideSend = true
+    private struct Guarded {
+        var machine = CallStateMachine()
+        /// Told when the request ends early; released when it finishes.
         var call: (any CallTerminal)?
-        var exchange: (any TransportTask)?
-        var attempt = 0
-        /// The request the current attempt sends (adapted), the same before its adapters, and the
-        /// redirects followed to reach it.
-        var current: URLRequest?
-        var unadapted: URLRequest?
-        var redirects: [Redirect] = []
-        /// Seconds the exchanges answered by `redirects` took.
-        var redirectTime: TimeInterval = 0
-        var deadline: DispatchTime?
-        var timeout: TimeInterval = 0
-        /// Whether each attempt has a deadline of its own (`RetryPolicy.attemptTimeout`) instead
-        /// of one for the whole request.
-        var deadlinePerAttempt = false
         var onFinished: (@Sendable (RequestCore) -> Void)?
     }
+
+    /// What a terminal action hands over: the call to tell, and who waits for the end.
+    private typealias Ending = (call: (any CallTerminal)?, onFinished: (@Sendable (RequestCore) -> Void)?)
 
     /// A number unique within the process, in creation order.
     let id: UInt64
@@ -73,7 +46,7 @@ final class RequestCore: Sendable {
     let identity: RequestIdentity?
     /// Delivers upload and download progress, when the request has a progress handler.
     let progress: ProgressReporter?
-    private let state = Locked(State())
+    private let guarded = Locked(Guarded())
     /// The public handle, weakly: for `.handleReleased` and `.detached` it is the caller's to keep.
     private let weakHandle = WeakHandle()
 
@@ -114,28 +87,81 @@ final class RequestCore: Sendable {
     /// whose handle has been released.
     var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.handle != nil }
 
-    var stage: Stage { state.withLock { $0.stage } }
+    // MARK: - Reading the machine
+
+    private func read<T>(_ body: (CallStateMachine) -> T) -> T { guarded.withLock { body($0.machine) } }
 
     /// The coarse public phase.
-    var phase: RequestHandle.Phase {
-        switch stage {
-        case .created: .created
-        case .running, .waiting: .running
-        case .completing: .completing
-        case .finished: .finished
+    var phase: RequestHandle.Phase { read(\.phase) }
+
+    /// Whether an attempt (or the cache read) is under way.
+    var isRunning: Bool { read(\.isRunning) }
+
+    /// The number of the current (or last) attempt; 0 before the first.
+    var attempt: Int { read(\.route.attempt) }
+
+    var cancellationReason: TernError.CancellationReason? { read(\.cancellation) }
+
+    /// Why the request waits, while it waits between attempts.
+    var waitReason: WaitReason? { read(\.waitReason) }
+
+    /// The current attempt's number and request, and the redirects followed so far.
+    var route: Route { read(\.route) }
+
+    /// Whether `send` is still running for this request: a result produced before it returns
+    /// (a synchronous transport, an early failure) must be delivered asynchronously.
+    var isInsideSend: Bool { read(\.isInsideSend) }
+
+    /// Seconds until the request's deadline; nil when it has none, or when each attempt has its
+    /// own (the waits between attempts then do not count).
+    var secondsUntilDeadline: TimeInterval? { read { $0.secondsUntilDeadline(now: .now()) } }
+
+    // MARK: - Events
+
+    /// Runs `event` on the machine under the lock; a terminal action takes the call and the
+    /// end observer out with it.
+    private func transition(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> (CallStateMachine.Action, Ending?) {
+        guarded.withLock { guarded in
+            let action = event(&guarded.machine)
+            switch action {
+            case .finishEarly, .deliver:
+                defer { guarded.call = nil; guarded.onFinished = nil }
+                return (action, (guarded.call, guarded.onFinished))
+            default:
+                return (action, nil)
+            }
         }
     }
 
-    /// The number of the current (or last) attempt; 0 before the first.
-    var attempt: Int { state.withLock { $0.attempt } }
+    /// Runs `event` and carries out a timer change; whether the event was current.
+    @discardableResult
+    private func step(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> Bool {
+        switch transition(event).0 {
+        case .proceed(let change), .startAttempt(_, let change):
+            apply(change)
+            return true
+        case .ignore: return false
+        case .cancelExchange(let exchange):
+            exchange.cancel()
+            return false
+        case .timeOutAttempt, .deadlineReached, .finishEarly, .deliver:
+            preconditionFailure("handled by its own event method")
+        }
+    }
 
-    var cancellationReason: TernError.CancellationReason? { state.withLock { $0.cancellation } }
+    private func apply(_ change: CallStateMachine.TimerChange) {
+        switch change {
+        case .keep: break
+        case .arm(let at): DeadlineScheduler.shared.add(self, at: at)
+        case .disarm: DeadlineScheduler.shared.remove(id)
+        }
+    }
 
     /// Runs once, right after the request reaches `.finished` (the registry removes it there).
     func setOnFinished(_ body: @escaping @Sendable (RequestCore) -> Void) {
-        let alreadyFinished = state.withLock { state -> Bool in
-            guard state.stage != .finished else { return true }
-            state.onFinished = body
+        let alreadyFinished = guarded.withLock { guarded -> Bool in
+            guard guarded.machine.phase != .finished else { return true }
+            guarded.onFinished = body
             return false
         }
         if alreadyFinished { body(self) }
@@ -144,155 +170,70 @@ final class RequestCore: Sendable {
     /// Cancels the request for `reason`: it ends with `TernError.cancelled(reason)`, delivered
     /// unless cancellation is silent for it (or `silently` is set). Idempotent, from any phase.
     func cancel(_ reason: TernError.CancellationReason, silently: Bool = false) {
-        guard let call = terminate(onlyIfRunning: false, cancellation: reason) else { return }
+        guard let call = finishEarly({ $0.cancel(reason) }) else { return }
         call.cancelled(reason)
         if reportsCancellation && !silently { call.deliverEarly(.cancelled(reason)) }
     }
 
     /// Ends the request at once with `error`, delivered through its call (if it has begun one).
     func fail(_ error: TernError) {
-        terminate(onlyIfRunning: false, cancellation: nil)?.deliverEarly(error)
-    }
-
-    // MARK: - The call's side
-
-    /// Moves to `.running`, with the call that delivers early outcomes.
-    func begin(_ call: any CallTerminal) {
-        state.withLock {
-            $0.call = call
-            $0.stage = .running
-        }
-    }
-
-    /// Whether `send` is still running for this request: a result produced before it returns
-    /// (a synchronous transport, an early failure) must be delivered asynchronously.
-    var isInsideSend: Bool { state.withLock { $0.insideSend } }
-
-    /// Marks the end of `send`; callbacks may run inline from now on.
-    func markSent() { state.withLock { $0.insideSend = false } }
-
-    /// Numbers the attempt after `previous` (0 before the first), which sends `request` after
-    /// `redirect` (its exchange took `took` s), if any; nil once not running or past `previous`.
-    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Int? {
-        let next = state.withLock { state -> (Int, DispatchTime?)? in
-            guard state.stage == .running, state.attempt == previous else { return nil }
-            state.attempt += 1
-            state.exchange = nil
-            state.current = request
-            state.unadapted = request
-            if let redirect {
-                state.redirects.append(redirect.0)
-                state.redirectTime += redirect.took
-            }
-            guard state.deadlinePerAttempt else { return (state.attempt, nil) }
-            state.deadline = DispatchTime.now() + state.timeout
-            return (state.attempt, state.deadline)
-        }
-        guard let (number, rearmed) = next else { return nil }
-        if let rearmed { DeadlineScheduler.shared.add(self, at: rearmed) }
-        return number
-    }
-
-    /// Where the request stands among its attempts.
-    struct Route: Sendable {
-        /// The current attempt's number (0 before the first).
-        let attempt: Int
-        /// What the current attempt sends, after its adapters.
-        let request: URLRequest?
-        /// The same before its adapters: where a retry or a restart starts again.
-        let unadapted: URLRequest?
-        /// The redirects followed so far.
-        let redirects: [Redirect]
-        /// Seconds their exchanges took.
-        let redirectTime: TimeInterval
-    }
-
-    /// The current attempt's number and request, and the redirects followed so far.
-    var route: Route {
-        state.withLock {
-            Route(attempt: $0.attempt, request: $0.current, unadapted: $0.unadapted, redirects: $0.redirects, redirectTime: $0.redirectTime)
-        }
-    }
-
-    /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
-    /// ended or moved on meanwhile.
-    func adapted(_ request: URLRequest, attempt number: Int) -> Bool {
-        state.withLock { state in
-            guard state.stage == .running, state.attempt == number else { return false }
-            state.current = request
-            return true
-        }
+        finishEarly { $0.fail() }?.deliverEarly(error)
     }
 
     /// Ends the request with `error` if attempt `number` is still the current one and running
     /// (an adapter of that attempt failed).
     func fail(_ error: TernError, attempt number: Int) {
-        let isCurrent = state.withLock { $0.stage == .running && $0.attempt == number }
-        if isCurrent { fail(error) }
+        finishEarly { $0.fail(attempt: number) }?.deliverEarly(error)
+    }
+
+    /// Moves to `.running`, with the call that delivers early outcomes.
+    func begin(_ call: any CallTerminal) {
+        guarded.withLock {
+            if case .proceed = $0.machine.begin() { $0.call = call }
+        }
+    }
+
+    /// Marks the end of `send`; callbacks may run inline from now on.
+    func markSent() { guarded.withLock { $0.machine.markSent() } }
+
+    /// Numbers the attempt after `previous` (0 before the first), which sends `request` after
+    /// `redirect` (its exchange took `took` s), if any; nil once not running or past `previous`.
+    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Int? {
+        let (action, _) = transition { $0.nextAttempt(after: previous, sending: request, following: redirect, now: .now()) }
+        guard case .startAttempt(let number, let change) = action else { return nil }
+        apply(change)
+        return number
+    }
+
+    /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
+    /// ended or moved on meanwhile.
+    func adapted(_ request: URLRequest, attempt number: Int) -> Bool {
+        step { $0.adapted(request, attempt: number) }
     }
 
     /// Keeps the exchange of attempt `number` so that a cancel can stop it; cancels it at once if
     /// the request ended or moved on meanwhile.
     func attach(_ exchange: any TransportTask, attempt number: Int) {
-        let isCurrent = state.withLock { state -> Bool in
-            guard state.stage == .running, state.attempt == number else { return false }
-            state.exchange = exchange
-            return true
-        }
-        if !isCurrent { exchange.cancel() }
-    }
-
-    /// Seconds until the request's deadline; nil when it has none, or when each attempt has its
-    /// own (the waits between attempts then do not count).
-    var secondsUntilDeadline: TimeInterval? {
-        state.withLock { state in
-            guard !state.deadlinePerAttempt, let deadline = state.deadline?.uptimeNanoseconds else { return nil }
-            let now = DispatchTime.now().uptimeNanoseconds
-            return deadline > now ? Double(deadline - now) / 1e9 : 0
-        }
+        step { $0.attach(exchange, attempt: number) }
     }
 
     /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
     /// the deadline is put aside. False when the request ended or moved on meanwhile.
     func complete(attempt number: Int?) -> Bool {
-        let deadline = state.withLock { state -> DispatchTime?? in
-            guard state.stage == .running, number.map({ $0 == state.attempt }) ?? true else { return nil }
-            state.stage = .completing
-            state.exchange = nil
-            return .some(state.deadline)
-        }
-        guard let deadline else { return false }
-        if deadline != nil { DeadlineScheduler.shared.remove(id) }
-        return true
+        step { $0.complete(attempt: number) }
     }
 
     /// A processed result asks for another attempt: completing → waiting, with the deadline
     /// armed again — except while suspended (held at a `RestartGate`, which may take as long as a
     /// user takes to log in). False when a cancel came first.
     func wait(_ reason: WaitReason) -> Bool {
-        let deadline = state.withLock { state -> DispatchTime?? in
-            guard state.stage == .completing else { return nil }
-            state.stage = .waiting(reason)
-            return .some(reason == .suspended || state.deadlinePerAttempt ? nil : state.deadline)
-        }
-        guard let deadline else { return false }
-        if let deadline { DeadlineScheduler.shared.add(self, at: deadline) }
-        return true
+        step { $0.wait(reason) }
     }
 
     /// The wait is over: waiting → running; a suspended request gets a fresh deadline. False when
     /// a cancel or the deadline came first.
     func resume() -> Bool {
-        let rearmed = state.withLock { state -> DispatchTime?? in
-            guard case .waiting(let reason) = state.stage else { return nil }
-            state.stage = .running
-            guard reason == .suspended, state.deadline != nil, !state.deadlinePerAttempt else { return .some(nil) }
-            state.deadline = DispatchTime.now() + state.timeout
-            return .some(state.deadline)
-        }
-        guard let rearmed else { return false }
-        if let rearmed { DeadlineScheduler.shared.add(self, at: rearmed) }
-        return true
+        step { $0.resume(now: .now()) }
     }
 
     /// Arms the deadline; when it passes while the request is running or waiting, the request
@@ -300,93 +241,55 @@ final class RequestCore: Sendable {
     /// attempt gets `seconds` of its own instead (armed as it starts, not during waits), and a
     /// passed deadline fails only that attempt, which the retry policy may try again.
     func startDeadline(after seconds: TimeInterval, perAttempt: Bool = false) {
-        guard seconds.isFinite, seconds > 0 else { return }
-        arm(at: DispatchTime.now() + seconds) { state in
-            state.timeout = seconds
-            state.deadlinePerAttempt = perAttempt
-        }
+        step { $0.startDeadline(after: seconds, perAttempt: perAttempt, now: .now()) }
     }
 
     /// Called by the scheduler when the deadline has passed.
     func deadlinePassed() {
-        typealias Expired = (seconds: TimeInterval, attempt: Int, call: (any CallTerminal)?, exchange: (any TransportTask)?)
-        let expired = state.withLock { state -> Expired? in
-            guard state.deadlinePerAttempt, state.stage == .running else { return nil }
-            defer { state.exchange = nil }
-            return (state.timeout, state.attempt, state.call, state.exchange)
-        }
-        guard let expired else {
-            let (seconds, call) = state.withLock { ($0.timeout, $0.call) }
+        let (action, _) = transition { $0.deadlinePassed() }
+        let call = guarded.withLock { $0.call }
+        switch action {
+        case .timeOutAttempt(let attempt, let seconds, let exchange):
+            // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
+            call?.attemptTimedOut(attempt, after: seconds)
+            exchange?.cancel()
+        case .deadlineReached(let seconds):
             // A streamed response that is still receiving counts its deadline from its last chunk.
-            if let later = call?.extendedDeadline(), arm(at: later) { return }
-            terminate(onlyIfRunning: true, cancellation: nil)?.deliverEarly(.timedOut(after: seconds))
-            return
+            if let later = call?.extendedDeadline(), step({ $0.extendDeadline(to: later) }) { return }
+            finishEarly { $0.timeOut() }?.deliverEarly(.timedOut(after: seconds))
+        default:
+            break
         }
-        // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
-        expired.call?.attemptTimedOut(expired.attempt, after: expired.seconds)
-        expired.exchange?.cancel()
-    }
-
-    /// Arms the deadline at `deadline` (with `change`) if the request is still running; whether it did.
-    @discardableResult
-    private func arm(at deadline: DispatchTime, _ change: (inout State) -> Void = { _ in }) -> Bool {
-        let running = state.withLock { state -> Bool in
-            guard state.stage == .running else { return false }
-            state.deadline = deadline
-            change(&state)
-            return true
-        }
-        if running { DeadlineScheduler.shared.add(self, at: deadline) }
-        return running
     }
 
     /// Pauses (or resumes) reading the running exchange's response: a streamed body's reader
     /// has fallen behind (or caught up).
     func setExchangePaused(_ paused: Bool) {
-        guard let exchange = state.withLock({ $0.exchange }) else { return }
+        guard let exchange = read(\.exchange) else { return }
         if paused { exchange.suspend() } else { exchange.resume() }
     }
 
     /// Claims the right to deliver a processed result: true once, and only if nothing else
     /// (cancel, timeout) finished the request first.
     func claim() -> Bool {
-        let finished = state.withLock { state -> ((@Sendable (RequestCore) -> Void)?, (any CallTerminal)?)? in
-            guard state.stage == .completing else { return nil }
-            state.stage = .finished
-            defer { state.onFinished = nil; state.call = nil }
-            return (state.onFinished, state.call)
-        }
-        guard let (onFinished, call) = finished else { return false }
-        onFinished?(self)
-        call?.ended()  // and released here, outside the lock: it may hold the last reference to the handle
+        let (action, ending) = transition { $0.claim() }
+        guard case .deliver = action else { return false }
+        ending?.onFinished?(self)
+        ending?.call?.ended()  // and released here, outside the lock: it may hold the last reference to the handle
         return true
     }
 
-    /// Finishes the request early, cancelling its exchange and deadline.
-    /// - Returns: The call to deliver the terminal error to, or nil if the request had already
-    ///   finished (or, with `onlyIfRunning`, was neither running nor waiting).
-    private func terminate(onlyIfRunning: Bool, cancellation: TernError.CancellationReason?) -> (any CallTerminal)? {
-        typealias Taken = ((any CallTerminal)?, (any TransportTask)?, DispatchTime?, (@Sendable (RequestCore) -> Void)?)
-        let taken = state.withLock { state -> Taken? in
-            switch state.stage {
-            case .finished: return nil
-            case .created, .completing: if onlyIfRunning { return nil }
-            case .running, .waiting: break
-            }
-            // A deadline is armed only while running or waiting.
-            let armed: DispatchTime? = state.stage == .completing ? nil : state.deadline
-            state.stage = .finished
-            state.cancellation = cancellation
-            defer { state.call = nil; state.exchange = nil; state.onFinished = nil }
-            return (state.call, state.exchange, armed, state.onFinished)
-        }
-        guard let (call, exchange, deadline, onFinished) = taken else { return nil }
+    /// Runs an event that may finish the request early; when it does, cancels its exchange and
+    /// deadline and returns the call to deliver the terminal error to (nil if it has none).
+    private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> (any CallTerminal)? {
+        let (action, ending) = transition(event)
+        guard case .finishEarly(let exchange, let change) = action, let ending else { return nil }
         progress?.stop()
-        if deadline != nil { DeadlineScheduler.shared.remove(id) }
+        apply(change)
         exchange?.cancel()
-        onFinished?(self)
-        call?.ended()
-        return call
+        ending.onFinished?(self)
+        ending.call?.ended()
+        return ending.call
     }
 }
 

@@ -13,14 +13,14 @@ extension Call {
             proceed(after: plan, found: entry)
         } else {
             DispatchQueue.global(qos: .userInitiated).async { [self] in
-                guard core.stage == .running else { return }
+                guard core.isRunning else { return }
                 proceed(after: plan, found: plan.cache.diskEntry(for: plan.key))
             }
         }
     }
 
     private func proceed(after plan: CachePlan, found entry: CachedResponse?) {
-        guard core.stage == .running else { return }
+        guard core.isRunning else { return }
         plan.remember(entry)
         if let entry { plan.dropIfUseless(entry) }
         let fresh = entry.flatMap { $0.isFresh(maxAge: plan.policy.maxAge) ? $0.raw(.cache) : nil }

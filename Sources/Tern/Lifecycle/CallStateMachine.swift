@@ -1,0 +1,291 @@
+import Foundation
+
+/// Where one request stands across its attempts, as a plain value: no lock, no callbacks, no
+/// clock of its own. Each event is a `mutating` method that returns what to do next; the owner
+/// (`RequestCore`) holds it under one lock and carries the action out after unlocking.
+///
+/// ```
+/// created ─begin→ running ─complete→ completing ─claim→ finished
+///                   ↑  ↻ next attempt     │
+///                   └──resume── waiting ←─wait
+/// ```
+/// Cancel, fail and a passed deadline finish it from any state but `finished` (the deadline only
+/// while running or waiting). Two actions are terminal, `.finishEarly` and `.deliver`, and a run
+/// of events produces at most one of them: after it every event is `.ignore`d.
+///
+/// An attempt's events count only while it is the current one: each carries its number, and a
+/// number that is not the running attempt's is stale (the request moved on, or ended).
+struct CallStateMachine: Sendable {
+    /// Why a request waits between attempts.
+    enum WaitReason: Equatable, Sendable {
+        /// A backoff delay before a retry.
+        case beforeNextAttempt
+        /// A credential is being refreshed (a one-shot `RestartGate`).
+        case credential
+        /// Held at a `RestartGate` for as long as it takes; the deadline does not run meanwhile.
+        case suspended
+    }
+
+    /// The attempts so far.
+    struct Route: Sendable {
+        /// The current (or last) attempt's number; 0 before the first.
+        var attempt = 0
+        /// What the current attempt sends, after its adapters.
+        var request: URLRequest?
+        /// The same before its adapters: where a retry or a restart starts again.
+        var unadapted: URLRequest?
+        /// The redirects followed to reach the current attempt.
+        var redirects: [Redirect] = []
+        /// Seconds the exchanges answered by `redirects` took.
+        var redirectTime: TimeInterval = 0
+    }
+
+    /// The states; each carries what only it has.
+    enum State: Sendable {
+        case created
+        /// An attempt is being adapted, in the transport (its exchange, once attached), or the
+        /// cache is being read.
+        case running(Route, exchange: (any TransportTask)?)
+        /// Between two attempts.
+        case waiting(WaitReason, Route)
+        /// The last attempt is done; its result is being processed or waits for its callback.
+        case completing(Route)
+        /// Delivered, or ended early (`cancellation` says whether by a cancel).
+        case finished(Route, cancellation: TernError.CancellationReason?)
+    }
+
+    /// The request's deadline: one for the whole request, or one per attempt.
+    struct Deadline: Sendable {
+        /// When it passes; nil when none is set.
+        var at: DispatchTime?
+        /// Its length in seconds.
+        var seconds: TimeInterval = 0
+        /// Whether each attempt has a deadline of its own (`RetryPolicy.attemptTimeout`), armed
+        /// as the attempt starts and not running during waits.
+        var perAttempt = false
+    }
+
+    /// What to do with the deadline timer.
+    enum TimerChange: Equatable, Sendable {
+        case keep
+        case arm(DispatchTime)
+        case disarm
+    }
+
+    /// What the owner does after an event.
+    enum Action: Sendable {
+        /// Nothing: the event is stale (the request ended or moved on).
+        case ignore
+        /// Go on.
+        case proceed(TimerChange)
+        /// Start attempt `number`.
+        case startAttempt(Int, TimerChange)
+        /// The exchange belongs to an attempt that is no longer current: cancel it.
+        case cancelExchange(any TransportTask)
+        /// The current attempt ran out of its own deadline: it fails with a timeout (which the
+        /// retry policy may try again) and its exchange is cancelled.
+        case timeOutAttempt(Int, after: TimeInterval, exchange: (any TransportTask)?)
+        /// The request's deadline passed: extend it (`extendDeadline`) or end it (`timeOut`).
+        case deadlineReached(after: TimeInterval)
+        /// Terminal: the request ended before its attempts did; cancel the exchange, then deliver
+        /// the error that ended it.
+        case finishEarly(exchange: (any TransportTask)?, TimerChange)
+        /// Terminal: deliver the processed result.
+        case deliver
+    }
+
+    private(set) var state = State.created
+    private(set) var deadline = Deadline()
+    /// Whether `send` is still running: a result produced before it returns (a synchronous
+    /// transport, an early failure) must be delivered asynchronously.
+    private(set) var isInsideSend = true
+
+    // MARK: Queries
+
+    /// The attempts so far.
+    var route: Route {
+        switch state {
+        case .created: Route()
+        case .running(let route, _), .waiting(_, let route), .completing(let route), .finished(let route, _): route
+        }
+    }
+
+    /// Whether an attempt (or the cache read) is under way.
+    var isRunning: Bool {
+        if case .running = state { true } else { false }
+    }
+
+    /// The public phase.
+    var phase: RequestHandle.Phase {
+        switch state {
+        case .created: .created
+        case .running, .waiting: .running
+        case .completing: .completing
+        case .finished: .finished
+        }
+    }
+
+    /// Why the request waits, while it waits between attempts.
+    var waitReason: WaitReason? {
+        if case .waiting(let reason, _) = state { reason } else { nil }
+    }
+
+    /// Why the request was cancelled, if it was.
+    var cancellation: TernError.CancellationReason? {
+        if case .finished(_, let reason) = state { reason } else { nil }
+    }
+
+    /// The running attempt's exchange.
+    var exchange: (any TransportTask)? {
+        if case .running(_, let exchange) = state { exchange } else { nil }
+    }
+
+    /// Seconds left until the request's deadline at `now`; nil when it has none, or when each
+    /// attempt has its own (waits between attempts then do not count).
+    func secondsUntilDeadline(now: DispatchTime) -> TimeInterval? {
+        guard !deadline.perAttempt, let at = deadline.at?.uptimeNanoseconds else { return nil }
+        let now = now.uptimeNanoseconds
+        return at > now ? Double(at - now) / 1e9 : 0
+    }
+
+    // MARK: Events
+
+    /// The call begins: created → running.
+    mutating func begin() -> Action {
+        guard case .created = state else { return .ignore }
+        state = .running(Route(), exchange: nil)
+        return .proceed(.keep)
+    }
+
+    /// `send` returned: callbacks may run inline from now on.
+    mutating func markSent() { isInsideSend = false }
+
+    /// Arms a deadline `seconds` from `now`, for the request or (`perAttempt`) for each attempt.
+    /// A non-finite or non-positive length sets none.
+    mutating func startDeadline(after seconds: TimeInterval, perAttempt: Bool, now: DispatchTime) -> Action {
+        guard seconds.isFinite, seconds > 0, isRunning else { return .ignore }
+        deadline = Deadline(at: now + seconds, seconds: seconds, perAttempt: perAttempt)
+        return .proceed(.arm(now + seconds))
+    }
+
+    /// The attempt after `previous` sends `request`, reached by `redirect` (whose exchange took
+    /// `took` s) or not.
+    mutating func nextAttempt(
+        after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)?, now: DispatchTime
+    ) -> Action {
+        guard case .running(var route, _) = state, route.attempt == previous else { return .ignore }
+        route.attempt += 1
+        route.request = request
+        route.unadapted = request
+        if let redirect {
+            route.redirects.append(redirect.0)
+            route.redirectTime += redirect.took
+        }
+        state = .running(route, exchange: nil)
+        guard deadline.perAttempt else { return .startAttempt(route.attempt, .keep) }
+        deadline.at = now + deadline.seconds
+        return .startAttempt(route.attempt, .arm(now + deadline.seconds))
+    }
+
+    /// Attempt `number`'s adapters (or the wait for the network) made `request` of it.
+    mutating func adapted(_ request: URLRequest, attempt number: Int) -> Action {
+        guard case .running(var route, let exchange) = state, route.attempt == number else { return .ignore }
+        route.request = request
+        state = .running(route, exchange: exchange)
+        return .proceed(.keep)
+    }
+
+    /// Attempt `number`'s exchange started.
+    mutating func attach(_ exchange: any TransportTask, attempt number: Int) -> Action {
+        guard case .running(let route, _) = state, route.attempt == number else { return .cancelExchange(exchange) }
+        state = .running(route, exchange: exchange)
+        return .proceed(.keep)
+    }
+
+    /// The last attempt (`number`, or the cache read when nil) is done: running → completing.
+    mutating func complete(attempt number: Int?) -> Action {
+        guard case .running(let route, _) = state, number.map({ $0 == route.attempt }) ?? true else { return .ignore }
+        state = .completing(route)
+        return .proceed(deadline.at == nil ? .keep : .disarm)
+    }
+
+    /// The processed result asks for another attempt: completing → waiting. The request's
+    /// deadline runs on meanwhile, except while suspended.
+    mutating func wait(_ reason: WaitReason) -> Action {
+        guard case .completing(let route) = state else { return .ignore }
+        state = .waiting(reason, route)
+        guard reason != .suspended, !deadline.perAttempt, let at = deadline.at else { return .proceed(.keep) }
+        return .proceed(.arm(at))
+    }
+
+    /// The wait is over: waiting → running. A suspended request gets a fresh deadline.
+    mutating func resume(now: DispatchTime) -> Action {
+        guard case .waiting(let reason, let route) = state else { return .ignore }
+        state = .running(route, exchange: nil)
+        guard reason == .suspended, deadline.at != nil, !deadline.perAttempt else { return .proceed(.keep) }
+        deadline.at = now + deadline.seconds
+        return .proceed(.arm(now + deadline.seconds))
+    }
+
+    /// The deadline timer fired.
+    mutating func deadlinePassed() -> Action {
+        switch state {
+        case .running(let route, let exchange) where deadline.perAttempt:
+            state = .running(route, exchange: nil)
+            return .timeOutAttempt(route.attempt, after: deadline.seconds, exchange: exchange)
+        case .running, .waiting:
+            return deadline.perAttempt ? .ignore : .deadlineReached(after: deadline.seconds)
+        case .created, .completing, .finished:
+            return .ignore
+        }
+    }
+
+    /// Moves a reached deadline to `later` (a streamed response counts from its last chunk).
+    mutating func extendDeadline(to later: DispatchTime) -> Action {
+        guard isRunning else { return .ignore }
+        deadline.at = later
+        return .proceed(.arm(later))
+    }
+
+    /// The reached deadline ends the request, if it is running or waiting.
+    mutating func timeOut() -> Action {
+        switch state {
+        case .running, .waiting: finishEarly(cancellation: nil)
+        case .created, .completing, .finished: .ignore
+        }
+    }
+
+    /// Cancels the request for `reason`, from any state but `finished`.
+    mutating func cancel(_ reason: TernError.CancellationReason) -> Action {
+        finishEarly(cancellation: reason)
+    }
+
+    /// Ends the request with an error, from any state but `finished`; with `attempt`, only while
+    /// that attempt is the running one (its adapter failed).
+    mutating func fail(attempt number: Int? = nil) -> Action {
+        if let number {
+            guard case .running(let route, _) = state, route.attempt == number else { return .ignore }
+        }
+        return finishEarly(cancellation: nil)
+    }
+
+    /// The processed result's callback runs: completing → finished, unless something else
+    /// finished the request first.
+    mutating func claim() -> Action {
+        guard case .completing(let route) = state else { return .ignore }
+        state = .finished(route, cancellation: nil)
+        return .deliver
+    }
+
+    private mutating func finishEarly(cancellation: TernError.CancellationReason?) -> Action {
+        let armed: Bool
+        switch state {
+        case .finished: return .ignore
+        case .running, .waiting: armed = deadline.at != nil
+        case .created, .completing: armed = false  // a deadline is armed only while running or waiting
+        }
+        let exchange = self.exchange
+        state = .finished(route, cancellation: cancellation)
+        return .finishEarly(exchange: exchange, armed ? .disarm : .keep)
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import Testing
+
+@testable import Tern
+
+/// `CallStateMachine` on its own: every event in every state, cancel wins from every state, and
+/// no run of events produces more than one terminal action. No transport, no clock, no sleeps.
+@Suite struct CallStateMachineTests {
+    typealias Machine = CallStateMachine
+
+    /// An exchange that counts its cancels.
+    final class FakeExchange: TransportTask {
+        let cancels = Locked(0)
+        func cancel() { cancels.withLock { $0 += 1 } }
+    }
+
+    static let now = DispatchTime(uptimeNanoseconds: 1_000_000_000)
+    static let request = URLRequest(url: URL(string: "http://127.0.0.1:9/a")!)
+
+    /// The states a request reaches, each built by the events that lead there (attempt 1, a
+    /// 10 s request deadline from `now`).
+    enum Start: String, CaseIterable {
+        case created, running, waiting, suspended, completing, delivered, cancelled
+
+        var machine: Machine {
+            var machine = Machine()
+            guard self != .created else { return machine }
+            _ = machine.begin()
+            _ = machine.startDeadline(after: 10, perAttempt: false, now: CallStateMachineTests.now)
+            _ = machine.nextAttempt(after: 0, sending: CallStateMachineTests.request, following: nil, now: CallStateMachineTests.now)
+            _ = machine.attach(FakeExchange(), attempt: 1)
+            switch self {
+            case .created, .running: break
+            case .waiting, .suspended:
+                _ = machine.complete(attempt: 1)
+                _ = machine.wait(self == .waiting ? .beforeNextAttempt : .suspended)
+            case .completing: _ = machine.complete(attempt: 1)
+            case .delivered:
+                _ = machine.complete(attempt: 1)
+                _ = machine.claim()
+            case .cancelled: _ = machine.cancel(.explicit)
+            }
+            return machine
+        }
+    }
+
+    /// An action's name, with its timer change where it has one.
+    static func name(_ action: Machine.Action) -> String {
+        func timer(_ change: Machine.TimerChange) -> String {
+            switch change {
+            case .keep: ""
+            case .arm: "+arm"
+            case .disarm: "+disarm"
+            }
+        }
+        return switch action {
+        case .ignore: "ignore"
+        case .proceed(let change): "proceed" + timer(change)
+        case .startAttempt(let number, let change): "start\(number)" + timer(change)
+        case .cancelExchange: "cancelExchange"
+        case .timeOutAttempt(let number, _, _): "timeOutAttempt\(number)"
+        case .deadlineReached: "deadlineReached"
+        case .finishEarly(_, let change): "finishEarly" + timer(change)
+        case .deliver: "deliver"
+        }
+    }
+
+    /// A machine's state's name.
+    static func name(_ machine: Machine) -> String {
+        switch machine.state {
+        case .created: "created"
+        case .running: "running"
+        case .waiting(let reason, _): reason == .suspended ? "suspended" : "waiting"
+        case .completing: "completing"
+        case .finished(_, let cancellation): cancellation == nil ? "finished" : "cancelled"
+        }
+    }
+
+    /// Every event, by name.
+    static let events: [String: @Sendable (inout Machine) -> Machine.Action] = [
+        "begin": { $0.begin() },
+        "startDeadline": { $0.startDeadline(after: 5, perAttempt: false, now: now) },
+        "nextAttempt": { $0.nextAttempt(after: 1, sending: request, following: nil, now: now) },
+        "nextAttempt(stale)": { $0.nextAttempt(after: 7, sending: request, following: nil, now: now) },
+        "adapted": { $0.adapted(request, attempt: 1) },
+        "adapted(stale)": { $0.adapted(request, attempt: 7) },
+        "attach": { $0.attach(FakeExchange(), attempt: 1) },
+        "attach(stale)": { $0.attach(FakeExchange(), attempt: 7) },
+        "complete": { $0.complete(attempt: 1) },
+        "complete(cache)": { $0.complete(attempt: nil) },
+        "complete(stale)": { $0.complete(attempt: 7) },
+        "wait": { $0.wait(.beforeNextAttempt) },
+        "resume": { $0.resume(now: now) },
+        "deadlinePassed": { $0.deadlinePassed() },
+        "extendDeadline": { $0.extendDeadline(to: now + 1) },
+        "timeOut": { $0.timeOut() },
+        "cancel": { $0.cancel(.explicit) },
+        "fail": { $0.fail() },
+        "fail(attempt)": { $0.fail(attempt: 1) },
+        "fail(stale)": { $0.fail(attempt: 7) },
+        "claim": { $0.claim() },
+    ]
+
+    /// What each event does in each state: the action, and the state after it.
+    static let expected: [String: [Start: (String, String)]] = {
+        var table: [String: [Start: (String, String)]] = [:]
+        for event in events.keys {
+            for start in Start.allCases {
+                let stays = start == .delivered ? "finished" : start.rawValue
+                table[event, default: [:]][start] = event.contains("attach") ? ("cancelExchange", stays) : ("ignore", stays)
+            }
+        }
+        let early: [Start] = [.created, .running, .waiting, .suspended, .completing]
+        func set(_ event: String, _ start: Start, _ action: String, _ state: String) { table[event]![start] = (action, state) }
+        set("begin", .created, "proceed", "running")
+        set("startDeadline", .running, "proceed+arm", "running")
+        set("nextAttempt", .running, "start2", "running")
+        set("adapted", .running, "proceed", "running")
+        set("attach", .running, "proceed", "running")
+        set("complete", .running, "proceed+disarm", "completing")
+        set("complete(cache)", .running, "proceed+disarm", "completing")
+        set("wait", .completing, "proceed+arm", "waiting")
+        set("resume", .waiting, "proceed", "running")
+        set("resume", .suspended, "proceed+arm", "running")  // a fresh deadline after the gate
+        set("deadlinePassed", .running, "deadlineReached", "running")
+        set("deadlinePassed", .waiting, "deadlineReached", "waiting")
+        set("deadlinePassed", .suspended, "deadlineReached", "suspended")
+        set("extendDeadline", .running, "proceed+arm", "running")
+        set("timeOut", .running, "finishEarly+disarm", "finished")
+        set("timeOut", .waiting, "finishEarly+disarm", "finished")
+        set("timeOut", .suspended, "finishEarly+disarm", "finished")
+        for start in early {
+            // Armed only while running or waiting; created has no deadline yet.
+            let timer = start == .created || start == .completing ? "" : "+disarm"
+            set("cancel", start, "finishEarly" + timer, "cancelled")
+            set("fail", start, "finishEarly" + timer, "finished")
+        }
+        set("fail(attempt)", .running, "finishEarly+disarm", "finished")
+        set("claim", .completing, "deliver", "finished")
+        return table
+    }()
+
+    @Test(arguments: Start.allCases)
+    func everyEventInEveryState(from start: Start) {
+        for (event, run) in Self.events.sorted(by: { $0.key < $1.key }) {
+            var machine = start.machine
+            let action = run(&machine)
+            let (expectedAction, expectedState) = Self.expected[event]![start]!
+            #expect(Self.name(action) == expectedAction, "\(event) in \(start)")
+            #expect(Self.name(machine) == expectedState, "\(event) in \(start)")
+        }
+    }
+
+    @Test(arguments: [Start.created, .running, .waiting, .suspended, .completing])
+    func cancelWinsFromEveryState(from start: Start) {
+        var machine = start.machine
+        let exchange = machine.exchange
+        guard case .finishEarly(let cancelled, _) = machine.cancel(.explicit) else {
+            Issue.record("cancel in \(start) did not finish the request")
+            return
+        }
+        // The running attempt's exchange is handed over to be cancelled, and only then.
+        #expect((cancelled != nil) == (start == .running) && (exchange != nil) == (start == .running))
+        #expect(machine.cancellation == .explicit && machine.phase == .finished)
+        // Whatever comes after — the attempt's result, its claim, the deadline — is stale.
+        for (event, run) in Self.events {
+            var after = machine
+            let action = run(&after)
+            let name = Self.name(action)
+            #expect(name == "ignore" || name == "cancelExchange", "\(event) after cancel in \(start)")
+            #expect(after.cancellation == .explicit, "\(event) after cancel in \(start)")
+        }
+    }
+
+    @Test func aPerAttemptDeadlineTimesOutOnlyTheAttempt() {
+        var machine = Machine()
+        _ = machine.begin()
+        #expect(Self.name(machine.startDeadline(after: 2, perAttempt: true, now: Self.now)) == "proceed+arm")
+        #expect(Self.name(machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)) == "start1+arm")
+        let exchange = FakeExchange()
+        _ = machine.attach(exchange, attempt: 1)
+        guard case .timeOutAttempt(1, let seconds, let handedOver) = machine.deadlinePassed() else {
+            Issue.record("the attempt did not time out")
+            return
+        }
+        #expect(seconds == 2 && handedOver != nil && machine.exchange == nil && machine.isRunning)
+        // Its timeout is decided like any outcome: a retry waits without a deadline, and the next
+        // attempt gets one of its own.
+        #expect(Self.name(machine.complete(attempt: 1)) == "proceed+disarm")
+        #expect(Self.name(machine.wait(.beforeNextAttempt)) == "proceed")
+        #expect(Self.name(machine.deadlinePassed()) == "ignore")
+        #expect(machine.secondsUntilDeadline(now: Self.now) == nil)
+        #expect(Self.name(machine.resume(now: Self.now)) == "proceed")
+        #expect(Self.name(machine.nextAttempt(after: 1, sending: Self.request, following: nil, now: Self.now)) == "start2+arm")
+    }
+
+    @Test func theRouteRecordsAttemptsAdaptersAndRedirects() {
+        var machine = Machine()
+        _ = machine.begin()
+        _ = machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)
+        let adapted = URLRequest(url: URL(string: "http://127.0.0.1:9/signed")!)
+        _ = machine.adapted(adapted, attempt: 1)
+        #expect(machine.route.request == adapted && machine.route.unadapted == Self.request)
+        let redirect = Redirect(statusCode: 302, from: Self.request.url!, to: URL(string: "http://127.0.0.1:9/b")!)
+        let next = URLRequest(url: redirect.to)
+        #expect(Self.name(machine.nextAttempt(after: 1, sending: next, following: (redirect, took: 0.25), now: Self.now)) == "start2")
+        #expect(machine.route.attempt == 2 && machine.route.redirects == [redirect] && machine.route.redirectTime == 0.25)
+        #expect(machine.route.request == next && machine.route.unadapted == next)
+    }
+
+    @Test func theDeadlineLeftCountsDownAndStopsAtZero() {
+        var machine = Machine()
+        _ = machine.begin()
+        _ = machine.startDeadline(after: 3, perAttempt: false, now: Self.now)
+        #expect(machine.secondsUntilDeadline(now: Self.now + 1) == 2)
+        #expect(machine.secondsUntilDeadline(now: Self.now + 5) == 0)
+        for length in [0, -1, .nan, .infinity] as [TimeInterval] {
+            var unbounded = Machine()
+            _ = unbounded.begin()
+            #expect(Self.name(unbounded.startDeadline(after: length, perAttempt: false, now: Self.now)) == "ignore")
+            #expect(unbounded.secondsUntilDeadline(now: Self.now) == nil)
+        }
+    }
+
+    /// 20,000 random runs of 12 events each: at most one terminal action per run, and after it
+    /// nothing but stale answers.
+    @Test func noRunEverEndsTwice() {
+        var generator = SeededGenerator(seed: 0x7E54)
+        let names = Self.events.keys.sorted()
+        var terminalRuns = 0
+        for _ in 0..<20_000 {
+            var machine = Start.allCases.randomElement(using: &generator)!.machine
+            var terminals = machine.phase == .finished ? 1 : 0
+            for _ in 0..<12 {
+                let name = names.randomElement(using: &generator)!
+                let wasFinished = machine.phase == .finished
+                let action = Self.name(Self.events[name]!(&machine))
+                if action.hasPrefix("finishEarly") || action == "deliver" { terminals += 1 }
+                if wasFinished { #expect(action == "ignore" || action == "cancelExchange", "\(name) after the end") }
+            }
+            #expect(terminals <= 1)
+            if terminals == 1 { terminalRuns += 1 }
+            if machine.phase == .finished { #expect(terminals == 1) }
+        }
+        #expect(terminalRuns > 10_000)  // the runs do reach the end
+    }
+}
