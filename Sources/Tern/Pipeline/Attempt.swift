@@ -9,11 +9,11 @@ import Foundation
 /// Thread safety: events arrive from its exchange one at a time (the transport's contract), and
 /// everything else is set before the exchange starts.
 // Sendable: `head`, `body` and `clock` are touched only by the exchange's serial event stream.
-final class Attempt: @unchecked Sendable {
+final class Attempt<Value: Sendable>: @unchecked Sendable {
     /// 1 for the first exchange of a request, 2 for the next, and so on.
     let number: Int
     /// The call it belongs to.
-    let call: any AttemptOwner
+    let call: Call<Value>
     private var head: ResponseHead?
     private var body = Data()
     /// False while a download's body goes to its file or a streamed body to its reader: chunks
@@ -25,7 +25,7 @@ final class Attempt: @unchecked Sendable {
     private var sent: Int64
 
     /// Creates attempt `number` of `call`, which sends `request`.
-    init(number: Int, sending request: TransportRequest, call: any AttemptOwner) {
+    init(number: Int, sending request: TransportRequest, call: Call<Value>) {
         self.number = number
         self.call = call
         if case .data(let data) = request.body { sent = Int64(data.count) } else { sent = 0 }
@@ -49,6 +49,11 @@ final class Attempt: @unchecked Sendable {
             keepsBody = !sink.accepts(response.httpResponse)
         }
         progress?.responseStarted(response, resumedFrom: resumedFrom)
+    }
+
+    /// What a shared exchange needs of this attempt.
+    var member: SharedExchange.Member {
+        SharedExchange.Member(core: call.core, receive: { [self] in receive($0) })
     }
 
     /// Feeds one event of this attempt's exchange.
@@ -96,18 +101,4 @@ final class Attempt: @unchecked Sendable {
             call.attemptFinished(self, outcome)
         }
     }
-}
-
-/// What an attempt reports to: its `Call`.
-protocol AttemptOwner: AnyObject, Sendable {
-    /// The request's lifecycle.
-    var core: RequestCore { get }
-    /// Where the request's events go, when its client has monitors.
-    var monitor: MonitorChannel? { get }
-    /// The files of a download request; nil for other requests.
-    var download: DownloadSession? { get }
-    /// Where a streamed response's chunks go; nil when the body is kept.
-    var chunkSink: ChunkSink? { get }
-    /// The attempt's exchange completed with a response and its body, or failed.
-    func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>)
 }

@@ -1,27 +1,33 @@
 import Foundation
 
-/// One request's whole life, in the order it happens. Read this file top to bottom to follow a
-/// request; stages with substance live beside it (`Call+Cache.swift`, `Call+Redirects.swift`,
-/// `Call+Processing.swift`).
+/// One request's whole life: the driver of its stages, in the order they run. Read this file top
+/// to bottom to follow a request; each stage lives in `Stages/`.
 ///
-/// 1. prepare — build the `URLRequest` (a request that cannot be built fails here, after `send`
-///    returns);
-/// 2. admit — enter the client's registry under the repeat strategy, arm the deadline;
-/// 3. read the cache, when the policy says so — a hit can end the request here;
-/// 4. start attempt *n* — adapt it (hooks, asynchronously), then one exchange with the
-///    transport, alone or shared with identical ones;
-/// 5. attempt finished — a redirect becomes attempt *n + 1*;
-/// 6. process — response rules (proceed, fail, or stop until a gate restarts it), then validate
-///    and decode, off the transport's thread when that may be slow;
-/// 7. decide — deliver, or wait and make another attempt; preprocess what is delivered;
-/// 8. store — write the response to the cache when the policy allows;
-/// 9. deliver — exactly once, on the callback queue, after any main-thread preprocessing.
+/// Once per call:
+/// 1. prepare — `RequestBuilder` builds the `URLRequest` with every header Tern adds (a request
+///    that cannot be built fails here, after `send` returns);
+/// 2. admit — the client's registry applies the repeat strategy; the deadline is armed;
+/// 3. read the cache — `CacheReadStage`: a fresh entry can answer here.
 ///
-/// Cancellation, the deadline and lifetimes can end the request at any stage; the `RequestCore`
-/// state machine decides who wins, and every stage checks it before going on. With no hooks and a
-/// small body the whole path stays on the thread that produced the response: no `Task`, no hop.
+/// Once per exchange, for attempt *n*:
+/// 4. adapt — `AdaptStage` (async hooks; not after a redirect);
+/// 5. exchange — `ExchangeStage.swift`: offline policy, the transfer's files
+///    (`TransferStage.swift`), one exchange alone or shared; an `Attempt` collects its events;
+/// 6. redirect — `RedirectStage`: a redirect becomes attempt *n + 1*.
+///
+/// Once per call, with the last attempt's outcome:
+/// 7. rules — `ResponseHooksStage.swift`: proceed, fail, or stop until a gate restarts it;
+/// 8. process — `ProcessStage.swift`: validate and decode, off the transport's thread when slow;
+/// 9. retry — `RetryStage`: deliver, or wait and go back to 4;
+/// 10. preprocess and store — the preprocessors, then the cache when the policy allows;
+/// 11. deliver — `DeliveryStage.swift`: exactly once, on the callback queue.
+///
+/// Cancellation, the deadline and lifetimes can end the request at any stage: the
+/// `CallStateMachine` behind `core` decides who wins, and each step asks it before going on.
+/// With no hooks and a small body the whole path stays on the thread that produced the response:
+/// no `Task`, no hop.
 /// Thread safety: safe to use from any thread; stages of one call run one after another.
-final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
+final class Call<Value: Sendable>: CallTerminal, Sendable {
     typealias Completion = @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     typealias CacheHit = @Sendable (RequestHandle?, Response<Value>) -> Void
 
@@ -50,52 +56,9 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// Where a streamed response's chunks go (`Request.onChunk`); nil when the body is kept.
     let chunkSink: ChunkSink?
 
-    // MARK: 1. Prepare
+    // MARK: 1–2. Prepare and admit — see PrepareStage.swift
 
-    /// Prepares `request`, then admits and starts it (stages 1–4); returns its handle.
-    static func start(
-        _ request: Request<Value>, on client: Client, queue: CallbackQueue, progressQueue: CallbackQueue,
-        alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion
-    ) -> RequestHandle {
-        let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
-        let options = CallOptions(request, client: client, alwaysReportsCancellation: alwaysReport)
-        let hooks = HookChain(request: request, settings: options.settings, client: client)
-        let tags = options.tags
-        let urlRequest: URLRequest
-        let upload: UploadSource?
-        let download = request.download.map(DownloadSession.init)
-        do {
-            if let problem = client.configurationError { throw problem }
-            // Parameter and URL hooks run here: every later stage sees the rewritten request.
-            (urlRequest, upload) = try RequestBuilder.prepare(request, options: options, hooks: hooks)
-            guard !client.isInvalidated else { throw TernError.clientInvalidated }
-            try download?.checkDestination()
-        } catch {
-            let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
-            return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
-        }
-        let strategy = options.repeatStrategy
-        let progress = ProgressReporter.forRequest(request, queue: progressQueue)
-        var identity =
-            strategy == .allow
-            ? nil
-            : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
-        // A body on disk is not compared: an upload is never identical to another one.
-        if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
-        let core = RequestCore(
-            method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
-            reportsCancellation: options.reportsCancellation, identity: identity, progress: progress)
-        // Only the caller holds the handle, unless the lifetime says the engine owns it.
-        let handle = core.makeHandle()
-        let call = Call(
-            request, urlRequest, core, client: client, options: options, hooks: hooks, queue: queue,
-            started: started, retainedHandle: core.retainsHandle ? handle : nil,
-            download: download, upload: upload, cacheHit: cacheHit, completion: completion)
-        call.admit()
-        return handle
-    }
-
-    private init(
+    init(
         _ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
         options: CallOptions, hooks: HookChain?, queue: CallbackQueue,
         started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
@@ -140,104 +103,45 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
     /// The largest body the request takes, nil for none.
     var sizeLimit: Int? { options.sizeLimit }
 
-    // MARK: 2. Admit
+    // MARK: 3. Read the cache
 
-    private func admit() {
-        core.begin(self)
-        monitor?.send(.created(urlRequest))
-        switch client.admit(core, strategy: strategy) {
-        case .duplicate:
-            core.cancel(.duplicate)
-        case .run(let superseded):
-            superseded.forEach { $0.cancel(.superseded) }
-            if let perAttempt = retryPolicy.attemptTimeout {
-                core.startDeadline(after: perAttempt, perAttempt: true)
-            } else {
-                core.startDeadline(after: timeout)
-            }
-            if let plan, plan.reads {
-                readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
-            } else {
-                startAttempt(urlRequest, after: 0)
+    func readCache(_ plan: CachePlan) {
+        let stage = CacheReadStage(plan: plan, request: urlRequest, monitor: monitor)
+        stage.read(isRunning: { [core] in core.isRunning }) { [self] outcome in
+            switch outcome {
+            case .network(let request):
+                startAttempt(request, after: 0)
+            case .answer(let outcome):
+                finish(outcome, attempt: nil)
+            case .hitThenNetwork(let hit, let request):
+                // The network attempt starts once the hit is delivered: a fast transport could
+                // otherwise deliver the final result first (and the hit, arriving late, would be dropped).
+                deliverHit(hit) { [self] in startAttempt(request, after: 0) }
             }
         }
-        if core.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
-        core.markSent()
     }
 
-    // MARK: 3. Read the cache — see Call+Cache.swift
-
-    // MARK: 4. Start attempt n
+    // MARK: 4. Adapt attempt n
 
     /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest`, reached by
     /// `redirect` (whose exchange took `took` s) or not; adapters run first, except after a redirect.
     func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: (Redirect, took: TimeInterval)? = nil) {
         guard let number = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
-        if redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty {
-            adapt(urlRequest, attempt: number, with: adapters)
-        } else {
-            send(urlRequest, attempt: number)
-        }
-    }
-
-    /// Runs the adapters of attempt `number` in a `Task`, then sends what they made of it.
-    private func adapt(_ urlRequest: URLRequest, attempt number: Int, with adapters: [any RequestAdapter]) {
-        let info = AttemptInfo(number: number, tags: core.tags)
-        Task { [self] in
-            var adapted = urlRequest
-            for adapter in adapters {
-                do {
-                    adapted = try await adapter.adapt(adapted, for: info)
-                } catch {
-                    return core.fail(.fromHook(adapter, error), attempt: number)
-                }
-            }
-            if core.adapted(adapted, attempt: number) { send(adapted, attempt: number) }
-        }
-    }
-
-    /// Sends attempt `number` through the transport, or joins an identical shared exchange.
-    func send(_ urlRequest: URLRequest, attempt number: Int) {
-        if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
-            !network.status.isReachable
-        {
-            return sendOffline(urlRequest, attempt: number, network: network)
-        }
-        // Files take part here: where a download resumes from, a body on disk (see Call+Transfers.swift).
-        guard let (urlRequest, exchange) = exchange(for: urlRequest, attempt: number) else { return }
-        monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
-        let attempt = Attempt(number: number, sending: exchange, call: self)
-        if strategy == .share, !movesFiles,
-            let membership = client.join(
-                attempt, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders))
-        {
-            core.attach(membership, attempt: number)
-        } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
-            core.attach(task, attempt: number)
-        } else {
-            // The transport was invalidated after `send` checked.
-            core.fail(.clientInvalidated)
-        }
-    }
-
-    /// Attempt `number` meets an offline device: fails at once, or waits for the network.
-    private func sendOffline(_ urlRequest: URLRequest, attempt number: Int, network: NetworkMonitor) {
-        switch client.configuration.offlineBehavior {
-        case .failFast, .send:
-            let attempt = Attempt(number: number, sending: TransportRequest(urlRequest), call: self)
-            attemptFinished(attempt, .failure(URLError(.notConnectedToInternet)))
-        case .waitForConnectivity:
-            network.whenReachable { [self] in
-                // Still this attempt's turn (not cancelled or timed out meanwhile)?
-                if core.adapted(urlRequest, attempt: number) { send(urlRequest, attempt: number) }
+        guard redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty else { return send(urlRequest, attempt: number) }
+        AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: number, tags: core.tags)) { [self] adapted in
+            switch adapted {
+            case .success(let adapted): if core.adapted(adapted, attempt: number) { send(adapted, attempt: number) }
+            case .failure(let error): core.fail(error, attempt: number)
             }
         }
     }
 
-    // MARK: 5. Attempt finished
+    // MARK: 5. Exchange — see ExchangeStage.swift
+
+    // MARK: 6. Redirect
 
     /// Attempt `attempt` completed: follow a redirect as the next attempt, or go on with its outcome.
-    func attemptFinished(_ attempt: Attempt, _ outcome: Result<RawResponse, URLError>) {
+    func attemptFinished(_ attempt: Attempt<Value>, _ outcome: Result<RawResponse, URLError>) {
         // An attempt of a request that already ended (cancelled, timed out) is not news.
         if let monitor, core.phase != .finished {
             switch outcome {
@@ -245,7 +149,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))
             }
         }
-        if case .success(let raw) = outcome, let step = redirectStep(after: raw) {
+        if case .success(let raw) = outcome,
+            case let route = core.route,
+            let step = RedirectStage(policy: redirectPolicy).step(
+                after: raw, to: route.request ?? urlRequest, followed: route.redirects.count)
+        {
             switch step {
             case .follow(let next, let redirect):
                 monitor?.send(.redirected(redirect))
@@ -269,9 +177,7 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         }
     }
 
-    // MARK: 6. Process — see Call+Processing.swift
-
-    // MARK: 7. Decide
+    // MARK: 7–10. Rules, process, retry, preprocess and store
 
     private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
         let route = core.route
@@ -289,7 +195,11 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
             result = process(outcome, route: route, validating: false)
         case .proceed:
             result = process(outcome, route: route)
-            if case .retry(let delay) = decide(result, attempt: route.attempt, url: (route.request ?? urlRequest).url) {
+            let stage = RetryStage(policy: retryPolicy, afterAttempt: client.configuration.afterAttempt)
+            let decision = stage.decide(
+                result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
+                chunksDelivered: chunkSink?.hasDelivered == true, secondsLeft: core.secondsUntilDeadline)
+            if case .retry(let delay) = decision {
                 return retry(after: delay, from: route, error: result.failure)
             }
         }
@@ -298,79 +208,15 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         deliver(counted(result, route: route), claim: .onDelivery, context: context)
     }
 
-    /// Waits `delay` seconds (cancellable, under the deadline), then makes the next attempt.
-    private func retry(after delay: TimeInterval, from route: RequestCore.Route, error: TernError?) {
-        guard core.wait(.beforeNextAttempt) else { return }
-        if let monitor, let error { monitor.send(.retrying(attempt: route.attempt, delay: delay, error: error)) }
-        Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in startOver(after: route) }
-    }
-
-    /// Stops the request at `gate` until it restarts it (a new attempt) or drops it (that error).
-    private func hold(at gate: RestartGate, after route: RequestCore.Route) {
-        guard core.wait(gate.isOneShot ? .credential : .suspended) else { return }
-        monitor?.send(.held(attempt: route.attempt))
-        gate.hold(isOver: { [core] in core.phase == .finished }) { [self] outcome in
-            switch outcome {
-            case .success: startOver(after: route)
-            case .failure(let error): core.fail(error)
-            }
-        }
-    }
-
-    /// The wait after `route`'s attempt is over: the next attempt sends that request again, as it
-    /// was before its adapters — unless a cancel or the deadline ended the request meanwhile.
-    private func startOver(after route: RequestCore.Route) {
-        guard core.resume() else { return }
-        startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
-    }
-
-    // MARK: 8. Store
-
     private func store(_ response: Response<Value>) {
         if plan?.storeIfAllowed(response) == true { monitor?.send(.cacheStored) }
     }
 
-    // MARK: 9. Deliver
+    // MARK: 9. Waits between attempts — see WaitStage.swift
 
-    /// Delivers the terminal result on the callback queue: never inside `send`, never after a
-    /// cancel won, never to a released owner.
-    func deliver(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, context: ResponseContext? = nil) {
-        if claim == .onDelivery, let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
-            // Stage 9's main-thread preprocessing, then the callback on its queue (inline on main).
-            Task { @MainActor [self] in
-                guard core.phase != .finished else { return }
-                hand(Self.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
-            }
-        } else {
-            hand(result, claim: claim)
-        }
-    }
+    // MARK: 11. Deliver — see DeliveryStage.swift
 
-    /// Runs the completion with `result` on the callback queue, if `claim` allows.
-    private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
-        core.progress?.flush()  // the last counts first, then the completion
-        let run = core.isInsideSend ? queue.performLater : queue.perform
-        let handle = retainedHandle
-        switch claim {
-        case .claimed:
-            reportFinished(result)
-            run { [self] in if core.isListenedTo { completion(handle ?? core.handle, result) } }
-        case .onDelivery:
-            run { [self] in
-                if core.lifetime.ownerIsGone {
-                    core.cancel(.ownerReleased)
-                } else if core.claim() {
-                    reportFinished(result)
-                    if core.isListenedTo { completion(handle ?? core.handle, result) }
-                }
-            }
-        }
-    }
-
-    /// Delivers an error that ended the request early (cancel, timeout).
-    func deliverEarly(_ error: TernError) {
-        deliver(.failure(error), claim: .claimed)
-    }
+    // MARK: What the core tells the call
 
     /// The request was cancelled (reported or not).
     func cancelled(_ reason: TernError.CancellationReason) {
@@ -382,30 +228,16 @@ final class Call<Value: Sendable>: CallTerminal, AttemptOwner, Sendable {
         finish(.failure(.timedOut(after: seconds)), attempt: number)
     }
 
-    /// A request that failed inside `send`: its callback runs after `send` returns.
-    private static func failedInsideSend(
-        _ core: RequestCore, _ error: TernError, queue: CallbackQueue,
-        completion: @escaping Completion
-    ) -> RequestHandle {
-        let handle = core.makeHandle()
-        core.fail(error)  // no call has begun: this only marks it finished; delivered below
-        let retainedHandle = core.retainsHandle ? handle : nil
-        queue.performLater { [weak handle] in
-            let handle = retainedHandle ?? handle
-            if core.lifetime.kind != .detached || handle != nil { completion(handle, .failure(error)) }
-        }
-        return handle
+    /// The request ended: a download that did not succeed leaves no file (unless resumable), and
+    /// a multipart form's temporary file goes.
+    func ended() {
+        download?.ended()
+        upload?.ended()
     }
 
-    /// The error a transport failure becomes.
-    private func transportError(_ error: URLError) -> TernError {
-        if let host = error.userInfo[TLSFailure.pinnedHostKey] as? String { return .pinningFailed(host: host) }
-        return switch error.code {
-        case .timedOut: .timedOut(after: timeout)
-        case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
-        case .dataLengthExceedsMaximum: sizeLimit.map { .responseTooLarge(limit: $0) } ?? .transport(error)
-        default: .transport(error)
-        }
+    /// A streamed response that is still receiving counts its deadline from its last chunk.
+    func extendedDeadline() -> DispatchTime? {
+        chunkSink?.deadline(after: timeout)
     }
 
     /// Where slow processing and retry delays run: never a transport's callback thread.

@@ -12,7 +12,7 @@ extension Client {
     /// `identity`, starting one with `request` when none is open. Nil when the exchange closed
     /// between lookup and join: the attempt then goes alone.
     func join(
-        _ attempt: Attempt, sending request: TransportRequest, of id: UInt64,
+        _ attempt: SharedExchange.Member, sending request: TransportRequest, of id: UInt64,
         sharing identity: RequestIdentity
     ) -> SharedExchangeMembership? {
         let (exchange, leads) = registry.withLock { registry -> (SharedExchange, Bool) in
@@ -25,7 +25,7 @@ extension Client {
         if leads {
             for refused in exchange.start(request, through: startExchange) {
                 // The transport was invalidated: end each member as a lone request would end.
-                refused.call.core.fail(.clientInvalidated)
+                refused.core.fail(.clientInvalidated)
             }
         }
         return SharedExchangeMembership(exchange: exchange, id: id)

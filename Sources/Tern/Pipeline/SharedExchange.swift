@@ -10,8 +10,15 @@ import Foundation
 /// member leaves. A closed exchange accepts no members: the next identical attempt starts a new one.
 /// Thread safety: safe to use from any thread.
 final class SharedExchange: Sendable {
+    /// One attempt taking part: its request's lifecycle, and where its events go.
+    struct Member: Sendable {
+        let core: RequestCore
+        let receive: @Sendable (TransportEvent) -> Void
+        var progress: ProgressReporter? { core.progress }
+    }
+
     private struct State {
-        var members: [UInt64: Attempt] = [:]
+        var members: [UInt64: Member] = [:]
         var task: (any TransportTask)?
         var response: ResponseHead?
         var body = Data()
@@ -29,7 +36,7 @@ final class SharedExchange: Sendable {
     }
 
     /// Adds the attempt of request `id`; false when the exchange has already closed.
-    func join(_ attempt: Attempt, of id: UInt64) -> Bool {
+    func join(_ attempt: Member, of id: UInt64) -> Bool {
         state.withLock { state in
             guard !state.isClosed else { return false }
             state.members[id] = attempt
@@ -43,9 +50,9 @@ final class SharedExchange: Sendable {
     func start(
         _ request: TransportRequest,
         through start: (TransportRequest, @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
-    ) -> [Attempt] {
+    ) -> [Member] {
         guard let task = start(request, { [self] event in receive(event) }) else {
-            let members = state.withLock { state -> [Attempt] in
+            let members = state.withLock { state -> [Member] in
                 state.isClosed = true
                 defer { state.members = [:] }
                 return Array(state.members.values)
@@ -92,7 +99,7 @@ final class SharedExchange: Sendable {
         case .metrics(let metrics):
             state.withLock { $0.metrics = metrics }
         case .completed(let error):
-            let finished = state.withLock { state -> ([Attempt], ResponseHead?, Data, Metrics?)? in
+            let finished = state.withLock { state -> ([Member], ResponseHead?, Data, Metrics?)? in
                 guard !state.isClosed else { return nil }
                 state.isClosed = true
                 defer { state.members = [:]; state.task = nil; state.body = Data() }

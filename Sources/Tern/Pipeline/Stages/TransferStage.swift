@@ -1,9 +1,9 @@
 import Foundation
 
-/// Stage 4 for transfers: what each attempt's exchange reads its body from and writes its
-/// response to — a download's partial file and the offset it resumes from, a body on disk (a
-/// large multipart form is written to its temporary file before the first attempt, off the
-/// caller's thread: `send` must return at once), a streamed response.
+/// The transfer stage (per exchange, inside the exchange stage): what each attempt's exchange
+/// reads its body from and writes its response to — a download's partial file and the offset it
+/// resumes from, a body on disk (a large multipart form is written to its temporary file before
+/// the first attempt, off the caller's thread: `send` must return at once), a streamed response.
 extension Call {
     /// The request and exchange of attempt `number` of `urlRequest`; nil when a multipart form
     /// must first be written to disk (the attempt is sent once it is).
@@ -41,17 +41,5 @@ extension Call {
             }
             if core.adapted(urlRequest, attempt: number) { send(urlRequest, attempt: number) }
         }
-    }
-
-    /// The request ended: a download that did not succeed leaves no file (unless resumable), and
-    /// a multipart form's temporary file goes.
-    func ended() {
-        download?.ended()
-        upload?.ended()
-    }
-
-    /// A streamed response that is still receiving counts its deadline from its last chunk.
-    func extendedDeadline() -> DispatchTime? {
-        chunkSink?.deadline(after: timeout)
     }
 }

@@ -8,19 +8,22 @@ enum RedirectStep: Sendable {
     case refuse(TernError)
 }
 
-extension Call {
-    /// The step a redirect response calls for, or nil when `raw` is not a redirect to follow
-    /// (not 301/302/303/307/308, no usable `Location`, or the policy does not follow).
-    func redirectStep(after raw: RawResponse) -> RedirectStep? {
+/// The redirect stage (per exchange): whether an attempt's response is a redirect to follow, and
+/// the request that follows it — the method a 301/302/303 changes, credentials and sensitive
+/// headers dropped for another origin, refusals for a downgrade, another scheme or too many.
+struct RedirectStage: Sendable {
+    let policy: RedirectPolicy
+
+    /// The step a redirect response to `current` (after `followed` redirects) calls for, or nil
+    /// when `raw` is not a redirect to follow (not 301/302/303/307/308, no usable `Location`, or
+    /// the policy does not follow).
+    func step(after raw: RawResponse, to current: URLRequest, followed: Int) -> RedirectStep? {
         let status = raw.head.statusCode
         switch status {
         case 301, 302, 303, 307, 308: break
         default: return nil
         }
-        guard redirectPolicy.follows, let location = raw.head.value(forHTTPHeaderField: "Location") else { return nil }
-        let route = core.route
-        let current = route.request ?? urlRequest
-        let followed = route.redirects.count
+        guard policy.follows, let location = raw.head.value(forHTTPHeaderField: "Location") else { return nil }
         guard let from = current.url else { return nil }
         // A `Location` that is not a URL (or an http one without a host) cannot be followed: the
         // 3xx is the final response, as curl and browsers take it. A URL of another scheme is
@@ -31,10 +34,10 @@ extension Call {
         let isHTTP = scheme == "http" || scheme == "https"
         if isHTTP, target.host?.isEmpty != false { return nil }
         guard isHTTP else { return .refuse(.redirectFailed(.invalidLocation(location, from: from))) }
-        guard followed < redirectPolicy.limit else {
-            return .refuse(.redirectFailed(.tooMany(limit: redirectPolicy.limit, url: from)))
+        guard followed < policy.limit else {
+            return .refuse(.redirectFailed(.tooMany(limit: policy.limit, url: from)))
         }
-        if from.scheme?.lowercased() == "https", scheme == "http", !redirectPolicy.allowsInsecureDowngrade {
+        if from.scheme?.lowercased() == "https", scheme == "http", !policy.allowsInsecureDowngrade {
             return .refuse(.redirectFailed(.insecureDowngrade(from: from, to: target)))
         }
         var next = current
@@ -46,7 +49,7 @@ extension Call {
             for header in ["Content-Type", "Content-Length", "Content-Encoding"] { next.setValue(nil, forHTTPHeaderField: header) }
         }
         if !Self.sameOrigin(from, target) {
-            let dropped = RedirectPolicy.credentialHeaders.union(redirectPolicy.sensitiveHeaders.map { $0.lowercased() })
+            let dropped = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })
             for name in (next.allHTTPHeaderFields ?? [:]).keys where dropped.contains(name.lowercased()) {
                 next.setValue(nil, forHTTPHeaderField: name)
             }

@@ -70,26 +70,3 @@ enum ProcessingThresholds {
     /// `Decodable` through `JSONDecoder`, several times slower per byte than Tern's parser.
     static let decodable = 4 << 10
 }
-
-/// Stage 7: deliver, or wait and make another attempt.
-extension Call {
-    /// The engine's test hook first, then the retry policy for a failed network attempt.
-    func decide(_ result: Result<Response<Value>, TernError>, attempt: Int, url: URL?) -> AttemptDecision {
-        if let hook = client.configuration.afterAttempt {
-            return hook(AttemptReport(attempt: attempt, result: result.map { _ in () }))
-        }
-        guard case .failure(let error) = result, attempt > 0, retryPolicy.maxAttempts > 1 || retryPolicy.decide != nil else {
-            return .deliver
-        }
-        // Chunks already handed over would be handed over again.
-        if let chunkSink, chunkSink.hasDelivered { return .deliver }
-        switch retryPolicy.decision(for: RetryContext(method: core.method, url: url, attempt: attempt, error: error)) {
-        case .deliver: return .deliver
-        case .retry(let delay):
-            // A wait that outlasts the deadline could only end in `.timedOut`, losing the answer
-            // in hand (a 503 and its `Retry-After`, say): deliver that answer now instead.
-            if let left = core.secondsUntilDeadline, delay >= left { return .deliver }
-            return .retry(after: delay)
-        }
-    }
-}

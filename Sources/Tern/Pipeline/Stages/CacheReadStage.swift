@@ -1,0 +1,59 @@
+import Foundation
+
+/// The cache-read stage (per call): what the response cache says before the network.
+///
+/// A memory hit is decided inline; a disk read runs on a background queue, and a request that
+/// stopped running meanwhile (cancelled, timed out) stops there. Then, by the policy's read mode:
+/// a fresh entry answers the request (`cacheElseNetwork`, `cacheOnly`) or is delivered as a hit
+/// before the network attempt (`cacheThenNetwork`); a stale entry with a validator makes the
+/// network attempt conditional (`If-None-Match`, `If-Modified-Since`).
+struct CacheReadStage: Sendable {
+    /// What the request does after reading the cache.
+    enum Outcome: Sendable {
+        /// Send this request (conditional when a stale entry has a validator).
+        case network(URLRequest)
+        /// The cache answers: a fresh entry, or `.cacheMiss` for `cacheOnly`.
+        case answer(Result<RawResponse, TernError>)
+        /// Deliver this hit first, then send this request.
+        case hitThenNetwork(RawResponse, URLRequest)
+    }
+
+    let plan: CachePlan
+    /// The request as prepared.
+    let request: URLRequest
+    let monitor: MonitorChannel?
+
+    /// Reads the entry and calls `next` with the outcome: inline for a memory hit, else from a
+    /// background queue, and only while `isRunning()` still says so.
+    func read(isRunning: @escaping @Sendable () -> Bool, then next: @escaping @Sendable (Outcome) -> Void) {
+        if let entry = plan.cache.memoryEntry(for: plan.key) {
+            if isRunning() { next(outcome(found: entry)) }
+        } else {
+            DispatchQueue.global(qos: .userInitiated).async {
+                guard isRunning() else { return }
+                let entry = plan.cache.diskEntry(for: plan.key)
+                guard isRunning() else { return }
+                next(outcome(found: entry))
+            }
+        }
+    }
+
+    private func outcome(found entry: CachedResponse?) -> Outcome {
+        plan.remember(entry)
+        if let entry { plan.dropIfUseless(entry) }
+        let fresh = entry.flatMap { $0.isFresh(maxAge: plan.policy.maxAge) ? $0.raw(.cache) : nil }
+        monitor?.send(fresh == nil ? .cacheMiss : .cacheHit(.cache))
+        switch plan.policy.read {
+        case .networkOnly:
+            return .network(request)
+        case .cacheElseNetwork, .cacheOnly:
+            if let fresh { return .answer(.success(fresh)) }
+            if plan.policy.read == .cacheOnly { return .answer(.failure(.cacheMiss(url: request.url))) }
+            return .network(plan.conditional(request, on: entry))
+        case .cacheThenNetwork:
+            let conditional = plan.conditional(request, on: entry)
+            guard let fresh else { return .network(conditional) }
+            return .hitThenNetwork(fresh, conditional)
+        }
+    }
+}

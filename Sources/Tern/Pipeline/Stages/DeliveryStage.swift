@@ -1,0 +1,76 @@
+import Foundation
+
+/// The delivery stage (per call): the terminal result, exactly once, on the callback queue —
+/// never inside `send`, never after a cancel won, never to a released owner — after any
+/// main-thread preprocessing; and a cache-then-network hit before it.
+extension Call {
+    /// Delivers the terminal result on the callback queue: never inside `send`, never after a
+    /// cancel won, never to a released owner.
+    func deliver(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, context: ResponseContext? = nil) {
+        if claim == .onDelivery, let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
+            // The main-thread preprocessors, then the callback on its queue (inline on main).
+            Task { @MainActor [self] in
+                guard core.phase != .finished else { return }
+                hand(Self.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
+            }
+        } else {
+            hand(result, claim: claim)
+        }
+    }
+
+    /// Runs the completion with `result` on the callback queue, if `claim` allows.
+    private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
+        core.progress?.flush()  // the last counts first, then the completion
+        let run = core.isInsideSend ? queue.performLater : queue.perform
+        let handle = retainedHandle
+        switch claim {
+        case .claimed:
+            reportFinished(result)
+            run { [self] in if core.isListenedTo { completion(handle ?? core.handle, result) } }
+        case .onDelivery:
+            run { [self] in
+                if core.lifetime.ownerIsGone {
+                    core.cancel(.ownerReleased)
+                } else if core.claim() {
+                    reportFinished(result)
+                    if core.isListenedTo { completion(handle ?? core.handle, result) }
+                }
+            }
+        }
+    }
+
+    /// Delivers an error that ended the request early (cancel, timeout).
+    func deliverEarly(_ error: TernError) {
+        deliver(.failure(error), claim: .claimed)
+    }
+
+    /// A request that failed inside `send`: its callback runs after `send` returns.
+    static func failedInsideSend(
+        _ core: RequestCore, _ error: TernError, queue: CallbackQueue,
+        completion: @escaping Completion
+    ) -> RequestHandle {
+        let handle = core.makeHandle()
+        core.fail(error)  // no call has begun: this only marks it finished; delivered below
+        let retainedHandle = core.retainsHandle ? handle : nil
+        queue.performLater { [weak handle] in
+            let handle = retainedHandle ?? handle
+            if core.lifetime.kind != .detached || handle != nil { completion(handle, .failure(error)) }
+        }
+        return handle
+    }
+
+    /// Delivers a cache-then-network hit, decoded with the request's serializer, on the callback
+    /// queue: never inside `send`, never after the request finished or was cancelled; then runs
+    /// `next` (at once when there is no hit to deliver).
+    func deliverHit(_ raw: RawResponse, then next: @escaping @Sendable () -> Void) {
+        guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: core.method)
+        else { return next() }
+        let response = makeResponse(raw, value: value, route: nil)
+        let run = core.isInsideSend ? queue.performLater : queue.perform
+        let handle = retainedHandle
+        run { [self] in
+            if core.phase != .finished, core.isListenedTo { cacheHit(handle ?? core.handle, response) }
+            next()
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// The prepare and admit stages (per call, inside `send`): the request is resolved and built —
+/// every option once (`CallOptions`), the `URLRequest` with every header Tern adds
+/// (`RequestBuilder`), the identity repeat strategies compare — then admitted to the client's
+/// registry, which applies the repeat strategy, and its deadline is armed. A request that cannot
+/// be built ends here, with its error delivered after `send` returns.
+extension Call {
+    /// Prepares `request`, then admits and starts it (stages 1–4); returns its handle.
+    static func start(
+        _ request: Request<Value>, on client: Client, queue: CallbackQueue, progressQueue: CallbackQueue,
+        alwaysReport: Bool, cacheHit: CacheHit?, completion: @escaping Completion
+    ) -> RequestHandle {
+        let started = (date: Date(), uptime: DispatchTime.now().uptimeNanoseconds)
+        let options = CallOptions(request, client: client, alwaysReportsCancellation: alwaysReport)
+        let hooks = HookChain(request: request, settings: options.settings, client: client)
+        let tags = options.tags
+        let urlRequest: URLRequest
+        let upload: UploadSource?
+        let download = request.download.map(DownloadSession.init)
+        do {
+            if let problem = client.configurationError { throw problem }
+            // Parameter and URL hooks run here: every later stage sees the rewritten request.
+            (urlRequest, upload) = try RequestBuilder.prepare(request, options: options, hooks: hooks)
+            guard !client.isInvalidated else { throw TernError.clientInvalidated }
+            try download?.checkDestination()
+        } catch {
+            let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
+            return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
+        }
+        let strategy = options.repeatStrategy
+        let progress = ProgressReporter.forRequest(request, queue: progressQueue)
+        var identity =
+            strategy == .allow
+            ? nil
+            : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
+        // A body on disk is not compared: an upload is never identical to another one.
+        if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
+        let core = RequestCore(
+            method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
+            reportsCancellation: options.reportsCancellation, identity: identity, progress: progress)
+        // Only the caller holds the handle, unless the lifetime says the engine owns it.
+        let handle = core.makeHandle()
+        let call = Call(
+            request, urlRequest, core, client: client, options: options, hooks: hooks, queue: queue,
+            started: started, retainedHandle: core.retainsHandle ? handle : nil,
+            download: download, upload: upload, cacheHit: cacheHit, completion: completion)
+        call.admit()
+        return handle
+    }
+
+    /// Enters the client's registry under the repeat strategy, arms the deadline, and goes on to
+    /// the cache or the first attempt; `send` returns after this.
+    func admit() {
+        core.begin(self)
+        monitor?.send(.created(urlRequest))
+        switch client.admit(core, strategy: strategy) {
+        case .duplicate:
+            core.cancel(.duplicate)
+        case .run(let superseded):
+            superseded.forEach { $0.cancel(.superseded) }
+            if let perAttempt = retryPolicy.attemptTimeout {
+                core.startDeadline(after: perAttempt, perAttempt: true)
+            } else {
+                core.startDeadline(after: timeout)
+            }
+            if let plan, plan.reads {
+                readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
+            } else {
+                startAttempt(urlRequest, after: 0)
+            }
+        }
+        if core.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
+        core.markSent()
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// The retry stage (per call): after an attempt is processed, deliver its result or wait and
+/// make another attempt.
+///
+/// Only a failed network attempt is retried, as the retry policy says. Never when streamed chunks
+/// were already handed over (they would be handed over again), and never with a wait that
+/// outlasts the request's deadline: that wait could only end in `.timedOut`, losing the answer in
+/// hand (a 503 and its `Retry-After`, say), so that answer is delivered now instead.
+struct RetryStage: Sendable {
+    let policy: RetryPolicy
+    /// The engine's own test hook (`ClientConfiguration.afterAttempt`); it decides instead.
+    let afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
+
+    /// What to do with attempt `attempt`'s processed `result` (0: the cache answered).
+    /// - Parameters:
+    ///   - chunksDelivered: Whether streamed chunks of the response were handed over.
+    ///   - secondsLeft: Seconds until the request's deadline, nil for none.
+    func decide(
+        _ result: Result<Void, TernError>, attempt: Int, method: HTTPMethod, url: URL?, chunksDelivered: Bool,
+        secondsLeft: @autoclosure () -> TimeInterval?
+    ) -> AttemptDecision {
+        if let afterAttempt { return afterAttempt(AttemptReport(attempt: attempt, result: result)) }
+        guard case .failure(let error) = result, attempt > 0, policy.maxAttempts > 1 || policy.decide != nil, !chunksDelivered else {
+            return .deliver
+        }
+        switch policy.decision(for: RetryContext(method: method, url: url, attempt: attempt, error: error)) {
+        case .deliver: return .deliver
+        case .retry(let delay):
+            if let left = secondsLeft(), delay >= left { return .deliver }
+            return .retry(after: delay)
+        }
+    }
+}
