@@ -118,7 +118,7 @@ public final class StubTransport: Transport {
             case .file, .memory:
                 break
             }
-            guard task.send(.response(http)) else { return }
+            guard task.send(.head(ResponseHead(http))) else { return }
             send(Self.split(response.body, into: response.chunks), from: 0, every: response.chunkInterval, writingTo: file, to: task)
         }
     }

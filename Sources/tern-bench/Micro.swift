@@ -14,7 +14,7 @@ struct InstantTransport: Transport {
         let response = HTTPURLResponse(
             url: request.urlRequest.url!, statusCode: 200, httpVersion: "HTTP/1.1",
             headerFields: ["Content-Type": "application/json", "Content-Length": "2"])!
-        events(.response(response))
+        events(.head(ResponseHead(response)))
         events(.data(Data("{}".utf8)))
         events(.completed(nil))
         return NothingToCancel()

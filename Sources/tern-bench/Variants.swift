@@ -49,7 +49,7 @@ enum Variants {
             ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
             DelegateSessionDriver(configuration: configuration.makeSessionConfiguration()),
             TernDriver(client: Client(configuration: Drivers.onURLSession())),
-            TernDriver(name: "tern-streamed", client: Client(configuration: Drivers.onURLSession { $0.responseDelivery = .streamed })),
+            TernDriver(name: "tern-streamed", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .streamed })),
         ]
         let (cpu, rate) = await interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         for driver in drivers {
@@ -120,8 +120,8 @@ enum HookCost {
 enum DeliveryCost {
     static func run(workloads: Workloads, scale: Double, rounds: Int) async {
         let drivers: [any Driver] = [
-            TernDriver(name: "buffered", client: Client(configuration: Drivers.onURLSession { $0.responseDelivery = .buffered })),
-            TernDriver(name: "streamed", client: Client(configuration: Drivers.onURLSession { $0.responseDelivery = .streamed })),
+            TernDriver(name: "buffered", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .buffered })),
+            TernDriver(name: "streamed", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .streamed })),
         ]
         var figures: [String: [Double]] = [:]
         for driver in drivers { _ = await workloads.sequential(driver, count: 50) }

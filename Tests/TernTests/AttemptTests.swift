@@ -52,8 +52,10 @@ import Testing
             $0.callbackQueue = .immediate
             $0.afterAttempt = { _ in .retry(after: 30) }
         }
-        let (result, _) = await client.timedResult(Request<JSON>("json", timeout: 0.5))
-        #expect(result.failure == .timedOut(after: 0.5))
+        var request = Request<JSON>("json")
+        request.deadline = 0.5
+        let (result, _) = await client.timedResult(request)
+        #expect(result.failure == .deadlineExceeded(after: 0.5))
     }
 
     /// A slow serializer on one request must not hold back another response of the same client:

@@ -17,8 +17,8 @@ import Testing
     static let now = DispatchTime(uptimeNanoseconds: 1_000_000_000)
     static let request = URLRequest(url: URL(string: "http://127.0.0.1:9/a")!)
 
-    /// The states a request reaches, each built by the events that lead there (attempt 1, a
-    /// 10 s request deadline from `now`).
+    /// The states a request reaches, each built by the events that lead there (attempt 1, a 4 s
+    /// idle timeout, a 10 s deadline, both from `now`).
     enum Start: String, CaseIterable {
         case created, running, waiting, suspended, completing, delivered, cancelled
 
@@ -26,7 +26,7 @@ import Testing
             var machine = Machine()
             guard self != .created else { return machine }
             _ = machine.begin()
-            _ = machine.startDeadline(after: 10, perAttempt: false, now: CallStateMachineTests.now)
+            _ = machine.startTimers(idle: 4, attemptLimit: nil, total: 10, now: CallStateMachineTests.now)
             _ = machine.nextAttempt(after: 0, sending: CallStateMachineTests.request, following: nil, now: CallStateMachineTests.now)
             _ = machine.attach(FakeExchange(), attempt: 1)
             switch self {
@@ -59,7 +59,6 @@ import Testing
         case .startAttempt(let number, let change): "start\(number)" + timer(change)
         case .cancelExchange: "cancelExchange"
         case .timeOutAttempt(let number, _, _): "timeOutAttempt\(number)"
-        case .deadlineReached: "deadlineReached"
         case .finishEarly(_, let change): "finishEarly" + timer(change)
         case .deliver: "deliver"
         }
@@ -79,7 +78,7 @@ import Testing
     /// Every event, by name.
     static let events: [String: @Sendable (inout Machine) -> Machine.Action] = [
         "begin": { $0.begin() },
-        "startDeadline": { $0.startDeadline(after: 5, perAttempt: false, now: now) },
+        "startTimers": { $0.startTimers(idle: 5, attemptLimit: nil, total: 20, now: now) },
         "nextAttempt": { $0.nextAttempt(after: 1, sending: request, following: nil, now: now) },
         "nextAttempt(stale)": { $0.nextAttempt(after: 7, sending: request, following: nil, now: now) },
         "adapted": { $0.adapted(request, attempt: 1) },
@@ -91,9 +90,10 @@ import Testing
         "complete(stale)": { $0.complete(attempt: 7) },
         "wait": { $0.wait(.beforeNextAttempt) },
         "resume": { $0.resume(now: now) },
-        "deadlinePassed": { $0.deadlinePassed() },
-        "extendDeadline": { $0.extendDeadline(to: now + 1) },
-        "timeOut": { $0.timeOut() },
+        "timer(stale)": { $0.deadlinePassed(now: now + 1, lastActivity: nil) },
+        "timer(idle)": { $0.deadlinePassed(now: now + 5, lastActivity: nil) },
+        "timer(lively)": { $0.deadlinePassed(now: now + 5, lastActivity: now + 3) },
+        "timer(deadline)": { $0.deadlinePassed(now: now + 11, lastActivity: now + 10) },
         "cancel": { $0.cancel(.explicit) },
         "fail": { $0.fail() },
         "fail(attempt)": { $0.fail(attempt: 1) },
@@ -111,32 +111,39 @@ import Testing
             }
         }
         let early: [Start] = [.created, .running, .waiting, .suspended, .completing]
+        // (event, in state, action, state after) where an event is not ignored.
+        let changes: [(String, Start, String, String)] = [
+            ("begin", .created, "proceed", "running"),
+            ("startTimers", .running, "proceed+arm", "running"),
+            ("nextAttempt", .running, "start2", "running"),  // later than the armed time: kept
+            ("adapted", .running, "proceed", "running"),
+            ("attach", .running, "proceed", "running"),
+            ("complete", .running, "proceed+disarm", "completing"),
+            ("complete(cache)", .running, "proceed+disarm", "completing"),
+            ("wait", .completing, "proceed+arm", "waiting"),
+            ("resume", .waiting, "proceed+arm", "running"),
+            ("resume", .suspended, "proceed+arm", "running"),  // a fresh deadline after the gate
+            // A stale or early timer arms the next time; an idle attempt times out, a lively one
+            // goes on; the deadline ends the request, during a backoff too, but not at a gate.
+            ("timer(stale)", .running, "proceed+arm", "running"),
+            ("timer(stale)", .waiting, "proceed+arm", "waiting"),
+            ("timer(idle)", .running, "timeOutAttempt1", "running"),
+            ("timer(idle)", .waiting, "proceed+arm", "waiting"),
+            ("timer(lively)", .running, "proceed+arm", "running"),
+            ("timer(lively)", .waiting, "proceed+arm", "waiting"),
+            ("timer(deadline)", .running, "finishEarly", "finished"),  // a fired time is already gone
+            ("timer(deadline)", .waiting, "finishEarly", "finished"),
+            ("fail(attempt)", .running, "finishEarly+disarm", "finished"),
+            ("claim", .completing, "deliver", "finished"),
+        ]
+        for (event, start, action, state) in changes { table[event]![start] = (action, state) }
         func set(_ event: String, _ start: Start, _ action: String, _ state: String) { table[event]![start] = (action, state) }
-        set("begin", .created, "proceed", "running")
-        set("startDeadline", .running, "proceed+arm", "running")
-        set("nextAttempt", .running, "start2", "running")
-        set("adapted", .running, "proceed", "running")
-        set("attach", .running, "proceed", "running")
-        set("complete", .running, "proceed+disarm", "completing")
-        set("complete(cache)", .running, "proceed+disarm", "completing")
-        set("wait", .completing, "proceed+arm", "waiting")
-        set("resume", .waiting, "proceed", "running")
-        set("resume", .suspended, "proceed+arm", "running")  // a fresh deadline after the gate
-        set("deadlinePassed", .running, "deadlineReached", "running")
-        set("deadlinePassed", .waiting, "deadlineReached", "waiting")
-        set("deadlinePassed", .suspended, "deadlineReached", "suspended")
-        set("extendDeadline", .running, "proceed+arm", "running")
-        set("timeOut", .running, "finishEarly+disarm", "finished")
-        set("timeOut", .waiting, "finishEarly+disarm", "finished")
-        set("timeOut", .suspended, "finishEarly+disarm", "finished")
         for start in early {
-            // Armed only while running or waiting; created has no deadline yet.
-            let timer = start == .created || start == .completing ? "" : "+disarm"
+            // Armed only while running or waiting (not at a gate); created has no clock yet.
+            let timer = start == .running || start == .waiting ? "+disarm" : ""
             set("cancel", start, "finishEarly" + timer, "cancelled")
             set("fail", start, "finishEarly" + timer, "finished")
         }
-        set("fail(attempt)", .running, "finishEarly+disarm", "finished")
-        set("claim", .completing, "deliver", "finished")
         return table
     }()
 
@@ -172,26 +179,68 @@ import Testing
         }
     }
 
-    @Test func aPerAttemptDeadlineTimesOutOnlyTheAttempt() {
+    @Test func anAttemptLimitTimesOutOnlyTheAttempt() {
         var machine = Machine()
         _ = machine.begin()
-        #expect(Self.name(machine.startDeadline(after: 2, perAttempt: true, now: Self.now)) == "proceed+arm")
-        #expect(Self.name(machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)) == "start1+arm")
-        let exchange = FakeExchange()
-        _ = machine.attach(exchange, attempt: 1)
-        guard case .timeOutAttempt(1, let seconds, let handedOver) = machine.deadlinePassed() else {
+        #expect(Self.name(machine.startTimers(idle: .infinity, attemptLimit: 2, total: .infinity, now: Self.now)) == "proceed+arm")
+        // The clocks' time is the attempt's too: no second arming.
+        #expect(Self.name(machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)) == "start1")
+        _ = machine.attach(FakeExchange(), attempt: 1)
+        // However lively the attempt, its limit ends it.
+        guard case .timeOutAttempt(1, let seconds, let handedOver) = machine.deadlinePassed(now: Self.now + 2, lastActivity: Self.now + 2)
+        else {
             Issue.record("the attempt did not time out")
             return
         }
         #expect(seconds == 2 && handedOver != nil && machine.exchange == nil && machine.isRunning)
-        // Its timeout is decided like any outcome: a retry waits without a deadline, and the next
-        // attempt gets one of its own.
-        #expect(Self.name(machine.complete(attempt: 1)) == "proceed+disarm")
+        // Its timeout is decided like any outcome: a retry waits with no clock running, and the
+        // next attempt gets a limit of its own.
+        #expect(Self.name(machine.complete(attempt: 1)) == "proceed")  // the fired time is gone
         #expect(Self.name(machine.wait(.beforeNextAttempt)) == "proceed")
-        #expect(Self.name(machine.deadlinePassed()) == "ignore")
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 60, lastActivity: nil)) == "ignore")
         #expect(machine.secondsUntilDeadline(now: Self.now) == nil)
-        #expect(Self.name(machine.resume(now: Self.now)) == "proceed")
-        #expect(Self.name(machine.nextAttempt(after: 1, sending: Self.request, following: nil, now: Self.now)) == "start2+arm")
+        #expect(Self.name(machine.resume(now: Self.now + 3)) == "proceed+arm")
+        #expect(Self.name(machine.nextAttempt(after: 1, sending: Self.request, following: nil, now: Self.now + 3)) == "start2")
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 4, lastActivity: nil)) == "proceed+arm")
+    }
+
+    @Test func theIdleTimeoutCountsFromTheLastSignOfLife() {
+        var machine = Machine()
+        _ = machine.begin()
+        _ = machine.startTimers(idle: 2, attemptLimit: nil, total: .infinity, now: Self.now)
+        _ = machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)
+        // Chunks every second for ten seconds: never idle for 2 s.
+        for second in 1...10 {
+            let action = machine.deadlinePassed(now: Self.now + Double(second) + 0.5, lastActivity: Self.now + Double(second))
+            guard case .proceed(.arm(let next)) = action else {
+                Issue.record("second \(second): \(Self.name(action))")
+                return
+            }
+            #expect(next == Self.now + Double(second) + 2)
+        }
+        // Then silence: the attempt times out 2 s after its last chunk.
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 12, lastActivity: Self.now + 10)) == "timeOutAttempt1")
+    }
+
+    @Test func theDeadlineCountsTheWaitsAndRestartsAfterAGate() {
+        var machine = Machine()
+        _ = machine.begin()
+        _ = machine.startTimers(idle: .infinity, attemptLimit: nil, total: 10, now: Self.now)
+        _ = machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)
+        _ = machine.complete(attempt: 1)
+        guard case .proceed(.arm(let at)) = machine.wait(.beforeNextAttempt) else {
+            Issue.record("a backoff wait did not keep the deadline")
+            return
+        }
+        #expect(at == Self.now + 10)
+        _ = machine.resume(now: Self.now + 4)
+        #expect(machine.secondsUntilDeadline(now: Self.now + 4) == 6)
+        _ = machine.nextAttempt(after: 1, sending: Self.request, following: nil, now: Self.now + 4)
+        _ = machine.complete(attempt: 2)
+        #expect(Self.name(machine.wait(.suspended)) == "proceed")  // nothing runs at a gate
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 30, lastActivity: nil)) == "ignore")
+        #expect(Self.name(machine.resume(now: Self.now + 30)) == "proceed+arm")
+        #expect(machine.secondsUntilDeadline(now: Self.now + 30) == 10)
     }
 
     @Test func theRouteRecordsAttemptsAdaptersAndRedirects() {
@@ -211,14 +260,14 @@ import Testing
     @Test func theDeadlineLeftCountsDownAndStopsAtZero() {
         var machine = Machine()
         _ = machine.begin()
-        _ = machine.startDeadline(after: 3, perAttempt: false, now: Self.now)
+        _ = machine.startTimers(idle: 1, attemptLimit: nil, total: 3, now: Self.now)
         #expect(machine.secondsUntilDeadline(now: Self.now + 1) == 2)
         #expect(machine.secondsUntilDeadline(now: Self.now + 5) == 0)
         for length in [0, -1, .nan, .infinity] as [TimeInterval] {
             var unbounded = Machine()
             _ = unbounded.begin()
-            #expect(Self.name(unbounded.startDeadline(after: length, perAttempt: false, now: Self.now)) == "ignore")
-            #expect(unbounded.secondsUntilDeadline(now: Self.now) == nil)
+            #expect(Self.name(unbounded.startTimers(idle: length, attemptLimit: length, total: length, now: Self.now)) == "proceed")
+            #expect(unbounded.secondsUntilDeadline(now: Self.now) == nil && unbounded.timers.armedAt == nil)
         }
     }
 

@@ -123,6 +123,7 @@ extension TernError: Equatable {
         case (.invalidRequest(let a), .invalidRequest(let b)): a == b
         case (.transport(let a), .transport(let b)): a.code == b.code
         case (.timedOut(let a), .timedOut(let b)): a == b
+        case (.deadlineExceeded(let a), .deadlineExceeded(let b)): a == b
         case (.unacceptableStatus(let a, let x, _, _), .unacceptableStatus(let b, let y, _, _)): a == b && x == y
         case (.unacceptableContentType(let a, let x), .unacceptableContentType(let b, let y)): a == b && x == y
         case (.decoding(let a, let x), .decoding(let b, let y)): a == b && x == y

@@ -9,7 +9,7 @@ import Testing
     func client(_ base: String, _ mode: URLSessionTransport.Delivery, credential: BasicCredential? = nil) -> Client {
         Client(baseURL: base) {
             $0.callbackQueue = .immediate
-            $0.responseDelivery = mode
+            $0.urlSession.delivery = mode
             $0.credential = credential
         }
     }

@@ -88,6 +88,43 @@ final class ProgressLog: Sendable {
         #expect(log.progressPrecedesCompletion)
     }
 
+    /// One bar per direction: the upload handler sees the body going up and nothing else, the
+    /// download handler the response coming down, each only ever rising.
+    @Test func eachDirectionHasItsOwnHandler() async throws {
+        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .queue(DispatchQueue(label: "directions")) }
+        let body = TestPattern.bytes(1_000_000)
+        let up = ProgressLog()
+        let down = ProgressLog()
+        let request = Request<Data>("anything", method: .post, body: .data(body, contentType: "application/octet-stream"))
+            .onUploadProgress { up.record(.progress($0)) }
+            .onDownloadProgress { down.record(.progress($0)) }
+        let response = try await client.send(request)
+        let uploads = up.progress(.upload)
+        let downloads = down.progress(.download)
+        #expect(up.progress(.download).isEmpty && down.progress(.upload).isEmpty)
+        #expect(uploads.last?.completedBytes == Int64(body.count) && uploads.last?.expectedBytes == Int64(body.count))
+        #expect(downloads.last?.completedBytes == Int64(response.data.count))
+        for steps in [uploads, downloads] {
+            #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+            #expect(steps.allSatisfy { $0.completedBytes > 0 || ($0.expectedBytes ?? 0) > 0 })  // never 0 of 0
+        }
+    }
+
+    /// A redirect's own body is not the caller's download: the count rises once, to the final
+    /// response's length.
+    @Test(arguments: TransportKind.all)
+    func redirectBodiesAreNotCounted(over transport: TransportKind) async throws {
+        let client = transport.client(try TestServers.fixture())
+        let (result, log) = await run(client, Request<Data>("redirect-chain", query: ["n": 3, "key": Fixture.uniqueKey("progress")]))
+        let final = try result.get()
+        #expect(final.redirects.count == 3)
+        let steps = log.progress(.download)
+        #expect(!steps.isEmpty)
+        #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes }, "\(steps)")
+        #expect(steps.allSatisfy { $0.expectedBytes == Int64(final.data.count) }, "\(steps)")
+        #expect(steps.last?.completedBytes == Int64(final.data.count))
+    }
+
     @Test func nothingArrivesAfterCancel() async throws {
         let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
         let log = ProgressLog()

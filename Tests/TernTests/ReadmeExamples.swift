@@ -26,7 +26,8 @@ func readmeOneLiner() {
 
 func readmeClientPerServer(deviceID: String) -> Client {
     let weatherAPI = Client(baseURL: "https://api.weather.example/v1") {
-        $0.timeout = 15
+        $0.timeout = 15      // 15 s without a byte fails the attempt
+        $0.deadline = 60     // the whole request, retries and waits included
         $0.headers["X-Device"] = deviceID
         $0.validation.acceptableContentTypes = ["application/json", "text/plain"]
     }

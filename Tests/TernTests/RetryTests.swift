@@ -66,7 +66,7 @@ import Testing
         let key = Fixture.uniqueKey("retry-after-\(situation)")
         let client = try Client(baseURL: TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.timeout = situation == "beyond-max-delay" ? 60 : 10  // 10 s: a loaded parallel pass took 2 s to answer
+            $0.deadline = situation == "beyond-max-delay" ? nil : 10  // 10 s: a loaded parallel pass took 2 s to answer
             $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: situation == "beyond-max-delay" ? 5 : 3600)
             transport.configure(&$0)
         }
@@ -143,16 +143,26 @@ import Testing
         let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 10]))
         #expect(response.attempt >= 2)
         #expect(response.json["n"]?.int == response.attempt)
-        // Without a per-attempt deadline, the request's deadline ends the whole request.
+        // The idle timeout fails the stalled attempt the same way, and it is retried.
+        let idle = try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.timeout = 4  // room for a loaded fixture server to answer the next attempts
+            $0.retryPolicy = .exponential(maxAttempts: 4, baseDelay: 0.01)
+        }
+        #expect(try await idle.send(flaky(Fixture.uniqueKey("idle-timeout"), fail: 1, ["mode": "stall", "seconds": 30])).attempt >= 2)
+        // The request's deadline ends the whole request, never retried.
         let whole = try Client(baseURL: TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.timeout = 0.5
+            $0.deadline = 0.5
             $0.retryPolicy = .exponential(maxAttempts: 3, baseDelay: 0.01)
         }
         let error = await #expect(throws: TernError.self) {
             try await whole.send(self.flaky(Fixture.uniqueKey("whole-timeout"), fail: 1, ["mode": "stall", "seconds": 3]))
         }
-        #expect(error?.isTimeout == true && error?.attempts == nil)
+        guard case .deadlineExceeded(after: 0.5)? = error else {
+            Issue.record("expected .deadlineExceeded(after: 0.5), got \(String(describing: error))")
+            return
+        }
     }
 
     @Test func failuresAfterSeveralAttemptsSayHowMany() async throws {

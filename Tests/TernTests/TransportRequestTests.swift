@@ -13,7 +13,7 @@ import TernStubs
         let error: URLError? = await withCheckedContinuation { continuation in
             _ = transport.start(request) { event in
                 switch event {
-                case .response(let response): collected.withLock { $0 = (response, Data()) }
+                case .head(let head): collected.withLock { $0 = (head.httpResponse, Data()) }
                 case .data(let chunk): collected.withLock { $0.body.append(chunk) }
                 case .completed(let error): continuation.resume(returning: error)
                 default: break

@@ -12,9 +12,10 @@ import Testing
             let response = HTTPURLResponse(
                 url: request.urlRequest.url!, statusCode: 200, httpVersion: nil,
                 headerFields: ["Content-Type": "application/json"])!
-            events(.response(HTTPURLResponse(url: request.urlRequest.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!))
+            events(
+                .head(ResponseHead(HTTPURLResponse(url: request.urlRequest.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!)))
             events(.data(Data("discarded".utf8)))
-            events(.response(response))
+            events(.head(ResponseHead(response)))
             for byte in body { events(.data(Data([byte]))) }
             events(.completed(nil))
             return NoTask()

@@ -21,8 +21,8 @@ final class ResponseCache: Sendable {
     private let reopenDelay: TimeInterval
     private let disk = Locked(Disk.unopened)
 
-    init(directory: URL, memoryLimit: Int, disk: DiskCache.Configuration, reopenDelay: TimeInterval = 30) {
-        memory = MemoryCache(costLimit: memoryLimit)
+    init(directory: URL, memory settings: MemoryCacheSettings, disk: DiskCache.Configuration, reopenDelay: TimeInterval = 30) {
+        memory = MemoryCache(countLimit: settings.countLimit, costLimit: settings.sizeLimit, ageLimit: settings.ageLimit)
         self.directory = directory
         self.diskConfiguration = disk
         self.reopenDelay = reopenDelay
@@ -32,7 +32,7 @@ final class ResponseCache: Sendable {
     convenience init(directory: URL, memoryLimit: Int, diskLimit: Int64, reopenDelay: TimeInterval = 30) {
         var disk = DiskCache.Configuration()
         disk.sizeLimit = diskLimit
-        self.init(directory: directory, memoryLimit: memoryLimit, disk: disk, reopenDelay: reopenDelay)
+        self.init(directory: directory, memory: MemoryCacheSettings(sizeLimit: memoryLimit), disk: disk, reopenDelay: reopenDelay)
     }
 
     /// `<user caches>/Tern/<app>/<host of the base URL, or "default">` (see `appIdentifier`).

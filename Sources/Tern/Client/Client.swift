@@ -67,7 +67,7 @@ public final class Client: Sendable {
         }
         self.responseCache = ResponseCache(
             directory: configuration.cacheDirectory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
-            memoryLimit: configuration.memoryCacheLimit, disk: configuration.diskCache)
+            memory: configuration.memoryCache, disk: configuration.diskCache)
     }
 
     /// The transport a client gets when its configuration names none.

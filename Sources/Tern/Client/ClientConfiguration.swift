@@ -12,10 +12,18 @@ public struct ClientConfiguration: Sendable {
     public var baseURL: String?
     /// Headers added to every request; a request's own headers win. Default empty.
     public var headers: [String: String]
-    /// Deadline for a whole request in seconds (connect, send, wait, receive); sub-second values
-    /// work on every platform; `.infinity` means none. 0, a negative value or NaN is a mistake:
-    /// the client's `configurationError`. A request may set its own. Default 60.
+    /// Idle timeout in seconds: an attempt with no sign of life from the server (connecting,
+    /// waiting for the response, or between two chunks of it) for this long fails with
+    /// `TernError.timedOut`, as URLSession's request timeout does. A download that keeps
+    /// receiving never times out; bound the whole request with `deadline`. Sub-second values work
+    /// on every platform; `.infinity` means none. 0, a negative value or NaN is a mistake: the
+    /// client's `configurationError`. Groups and requests may set their own. Default 60.
     public var timeout: TimeInterval
+    /// Limit in seconds on a whole request — every attempt, redirect, retry and backoff wait —
+    /// after which it fails with `TernError.deadlineExceeded`. A request held at a `RestartGate`
+    /// gets a fresh one when the gate restarts it. Nil (the default) or `.infinity`: none.
+    /// Groups and requests may set their own; checked like `timeout`.
+    public var deadline: TimeInterval?
     /// Where closure and delegate callbacks run unless a request says otherwise. Default `.main`.
     public var callbackQueue: CallbackQueue
     /// Which status codes and content types count as success. Default `200..<300`, serializer's types.
@@ -91,19 +99,15 @@ public struct ClientConfiguration: Sendable {
     var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
-    /// How the default transport hands over response bodies: `.streamed` (the default: chunk by
-    /// chunk through the session delegate, so the size limit holds under any load) or
-    /// `.buffered` (whole, through the task's completion handler: faster on Linux, but limits are
-    /// weaker; see `URLSessionTransport.Delivery` and the README's Limits).
-    public var responseDelivery: URLSessionTransport.Delivery
     /// The largest response body a request may receive into memory, in bytes; nil: no limit.
     /// An announced `Content-Length` above it is refused at once, a longer body is stopped as it
     /// crosses it, and the request fails with `TernError.responseTooLarge(limit:)`. Downloads to a
     /// file are not limited. A request may set its own. Default 100 MB.
     public var maximumResponseSize: Int?
-    /// A last chance to adjust the `URLSessionConfiguration` Tern builds (cookies, proxies, …).
-    /// Runs once, when the client is created. Default: no change.
-    public var configureSession: @Sendable (URLSessionConfiguration) -> Void
+    /// What only the URLSession transport reads: how it delivers bodies, and a last chance to
+    /// adjust its `URLSessionConfiguration`. Ignored by the libcurl transport. Default: streamed
+    /// delivery, no change.
+    public var urlSession: URLSessionTransport.Options
     /// The transport to use instead of a `URLSessionTransport` built from this configuration
     /// (a stub in tests, a custom transport). Default nil.
     public var transport: (any Transport)?
@@ -112,8 +116,14 @@ public struct ClientConfiguration: Sendable {
     /// Where the disk cache lives; nil uses `<user caches>/Tern/<app>/<base URL host or "default">`,
     /// where `<app>` is the bundle identifier (Apple platforms) or the executable's name.
     public var cacheDirectory: URL?
-    /// Bytes of responses kept in memory; 16 MB by default.
-    public var memoryCacheLimit: Int
+    /// How the memory level of the response cache is kept: its size, count and age limits.
+    /// Default: 16 MB (`memoryCacheLimit`), no count or age limit.
+    public var memoryCache: MemoryCacheSettings
+    /// Bytes of responses kept in memory: `memoryCache.sizeLimit`, 16 MB by default.
+    public var memoryCacheLimit: Int {
+        get { memoryCache.sizeLimit }
+        set { memoryCache.sizeLimit = newValue }
+    }
     /// How the disk level of the response cache is kept: every TernCache setting (count and age
     /// limits, the inline threshold, a free-space floor, `onEvent`). Default: a 100 MB size
     /// limit (`diskCacheLimit`), the rest TernCache's defaults.
@@ -130,6 +140,7 @@ public struct ClientConfiguration: Sendable {
         baseURL = nil
         headers = [:]
         timeout = 60
+        deadline = nil
         callbackQueue = .main
         validation = .default
         parameterEncoding = .default
@@ -144,7 +155,7 @@ public struct ClientConfiguration: Sendable {
         userAgent = "Tern/\(Client.version)"
         acceptLanguage = Self.preferredLanguages()
         maximumConnectionsPerHost = 6
-        responseDelivery = .streamed
+        urlSession = URLSessionTransport.Options()
         maximumResponseSize = 100 << 20
         repeatStrategy = .allow
         oneLineGetStrategy = nil
@@ -153,11 +164,10 @@ public struct ClientConfiguration: Sendable {
         retryPolicy = .none
         afterAttempt = nil
         reportsCancellation = true
-        configureSession = { _ in }
         transport = nil
         cachePolicy = .disabled
         cacheDirectory = nil
-        memoryCacheLimit = 16 << 20
+        memoryCache = MemoryCacheSettings()
         tls = .default
         proxy = .environment
         diskCache = DiskCache.Configuration()
@@ -186,7 +196,7 @@ public struct ClientConfiguration: Sendable {
         case nil: break
         }
         #endif
-        configureSession(session)
+        urlSession.configureSession(session)
         return session
     }
 

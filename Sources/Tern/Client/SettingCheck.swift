@@ -20,18 +20,21 @@ enum SettingCheck {
     /// The first mistake in a client's configuration, as `TernError.unsupportedConfiguration`'s text.
     static func problem(in configuration: ClientConfiguration) -> String? {
         if let problem = timeoutProblem(configuration.timeout) { return "timeout \(problem)" }
+        if let deadline = configuration.deadline, let problem = timeoutProblem(deadline) { return "deadline \(problem)" }
         if let perAttempt = configuration.retryPolicy.attemptTimeout, let problem = timeoutProblem(perAttempt) {
             return "retryPolicy.attemptTimeout \(problem)"
         }
         if let problem = sizeLimitProblem(configuration.maximumResponseSize) { return "maximumResponseSize \(problem)" }
-        if configuration.memoryCacheLimit < 0 { return "memoryCacheLimit must be 0 or more bytes (got \(configuration.memoryCacheLimit))" }
+        if let problem = configuration.memoryCache.problem { return problem }
         if configuration.diskCacheLimit < 0 { return "diskCacheLimit must be 0 or more bytes (got \(configuration.diskCacheLimit))" }
         return nil
     }
 
-    /// A request's own settings, and the group's timeout it inherits: `.invalidRequest` for the first mistake.
-    static func check<Value>(_ request: Request<Value>, timeout: TimeInterval) throws(TernError) {
+    /// A request's own settings, and the group's timeout and deadline it inherits:
+    /// `.invalidRequest` for the first mistake.
+    static func check<Value>(_ request: Request<Value>, timeout: TimeInterval, deadline: TimeInterval) throws(TernError) {
         if let problem = timeoutProblem(timeout) { throw .invalidRequest(.invalidValue(name: "timeout", reason: problem)) }
+        if let problem = timeoutProblem(deadline) { throw .invalidRequest(.invalidValue(name: "deadline", reason: problem)) }
         if let problem = sizeLimitProblem(request.maximumResponseSize) {
             throw .invalidRequest(.invalidValue(name: "maximumResponseSize", reason: problem))
         }

@@ -26,6 +26,8 @@ extension TernError: LocalizedError {
             }
         case .timedOut:
             return "The server did not answer in time; try again."
+        case .deadlineExceeded:
+            return "The request took longer than allowed; try again, or allow it more time."
         case .unacceptableStatus(let code, _, _, _):
             switch code {
             case 401: return "Sign in again."

@@ -3,7 +3,7 @@ import Foundation
 /// Every way a Tern request can fail, one case per phase of its life.
 ///
 /// The same failure gives the same case on every callback style and platform: a stalled server
-/// is `.timedOut` whether URLSession's idle timer or Tern's deadline fired first, a 404 is
+/// is `.timedOut` whether URLSession's idle timer or Tern's own fired first, a 404 is
 /// `.unacceptableStatus` whether you used a closure, a delegate or `await`.
 /// Thread safety: a value type, safe to share.
 public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
@@ -11,8 +11,12 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     case invalidRequest(InvalidRequestReason)
     /// The transport failed (connection refused, reset, DNS, TLS, …); carries Foundation's error.
     case transport(URLError)
-    /// No complete response arrived within the request's timeout (seconds).
+    /// An attempt had no sign of life from the server for `after` seconds (the idle `timeout`),
+    /// or outlived its own limit (`RetryPolicy.attemptTimeout`). The retry policy may try again.
     case timedOut(after: TimeInterval)
+    /// The whole request — its attempts, redirects, retries and the waits between them —
+    /// outlasted its `deadline` (seconds). Never retried.
+    case deadlineExceeded(after: TimeInterval)
     /// The server answered with a status code outside the accepted set; carries the body, the
     /// response headers (`Retry-After`, `WWW-Authenticate`, …) and the request that got it (its
     /// method and the URL that answered, which the description names, redacted).
@@ -154,10 +158,13 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         return false
     }
 
-    /// `true` for `.timedOut`.
+    /// `true` for `.timedOut` (an idle or over-long attempt) and `.deadlineExceeded` (the whole
+    /// request), after retries too.
     public var isTimeout: Bool {
-        if case .timedOut = lastFailure { return true }
-        return false
+        switch lastFailure {
+        case .timedOut, .deadlineExceeded: true
+        default: false
+        }
     }
 
     /// The failure itself: `last` for `.failedAfterRetries`, else this error.
@@ -229,7 +236,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         case .transport(let error):
             return "Transport error \(error.code.rawValue) (\(Self.name(of: error.code))): \(error.localizedDescription)"
         case .timedOut(let seconds):
-            return "Timed out after \(seconds) s"
+            return "Timed out: no answer for \(seconds) s"
+        case .deadlineExceeded(let seconds):
+            return "Deadline of \(seconds) s exceeded"
         case .unacceptableStatus(let code, let body, _, let request):
             let line = request == .unknown ? "" : " from \(request)"
             return "HTTP status \(code)\(Self.reasonPhrase(code).map { " \($0)" } ?? "")\(line)\(Self.preview(body))"

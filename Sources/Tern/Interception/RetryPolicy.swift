@@ -34,10 +34,9 @@ public struct RetryPolicy: Sendable {
     /// Transport errors worth another try. Default: connection lost, timed out, DNS and
     /// connection failures, not connected.
     public var retryableErrors: Set<URLError.Code>
-    /// The deadline of each attempt in seconds, instead of one for the whole request: an attempt
-    /// that runs out of it fails with `.timedOut` and is tried again (a timeout is retryable by
-    /// default), and the waits between attempts do not count. Default nil: the request's
-    /// `timeout` covers every attempt and every wait.
+    /// A limit in seconds on each attempt, however lively: an attempt that runs out of it fails
+    /// with `.timedOut` and is tried again (a timeout is retryable by default). The idle
+    /// `timeout` applies within it, and a `deadline` over all attempts. Default nil: none.
     public var attemptTimeout: TimeInterval?
     /// Asked first after every failed attempt: `.retry(after:)`, `.deliver`, or nil for the rules
     /// above. Default nil.

@@ -13,6 +13,12 @@ import Foundation
 /// while running or waiting). Two actions are terminal, `.finishEarly` and `.deliver`, and a run
 /// of events produces at most one of them: after it every event is `.ignore`d.
 ///
+/// Three clocks run (`Timers`), all through one time armed with the deadline scheduler: the idle
+/// timeout (no sign of life from the running attempt for that long fails the attempt), an
+/// attempt's own limit (`RetryPolicy.attemptTimeout`), and the deadline of the whole request,
+/// which also runs during the waits between attempts (but not while held at a `RestartGate`:
+/// the request gets a fresh deadline when the gate restarts it).
+///
 /// An attempt's events count only while it is the current one: each carries its number, and a
 /// number that is not the running attempt's is stale (the request moved on, or ended).
 struct CallStateMachine: Sendable {
@@ -54,24 +60,6 @@ struct CallStateMachine: Sendable {
         case finished(Route, cancellation: TernError.CancellationReason?)
     }
 
-    /// The request's deadline: one for the whole request, or one per attempt.
-    struct Deadline: Sendable {
-        /// When it passes; nil when none is set.
-        var at: DispatchTime?
-        /// Its length in seconds.
-        var seconds: TimeInterval = 0
-        /// Whether each attempt has a deadline of its own (`RetryPolicy.attemptTimeout`), armed
-        /// as the attempt starts and not running during waits.
-        var perAttempt = false
-    }
-
-    /// What to do with the deadline timer.
-    enum TimerChange: Equatable, Sendable {
-        case keep
-        case arm(DispatchTime)
-        case disarm
-    }
-
     /// What the owner does after an event.
     enum Action: Sendable {
         /// Nothing: the event is stale (the request ended or moved on).
@@ -82,20 +70,19 @@ struct CallStateMachine: Sendable {
         case startAttempt(Int, TimerChange)
         /// The exchange belongs to an attempt that is no longer current: cancel it.
         case cancelExchange(any TransportTask)
-        /// The current attempt ran out of its own deadline: it fails with a timeout (which the
-        /// retry policy may try again) and its exchange is cancelled.
+        /// The running attempt went idle too long or ran out of its own limit (`after` seconds):
+        /// it fails with a timeout, which the retry policy may try again, and its exchange is
+        /// cancelled.
         case timeOutAttempt(Int, after: TimeInterval, exchange: (any TransportTask)?)
-        /// The request's deadline passed: extend it (`extendDeadline`) or end it (`timeOut`).
-        case deadlineReached(after: TimeInterval)
-        /// Terminal: the request ended before its attempts did; cancel the exchange, then deliver
-        /// the error that ended it.
+        /// Terminal: the request ended before its attempts did (a cancel, a failure, its deadline);
+        /// cancel the exchange, then deliver the error that ended it.
         case finishEarly(exchange: (any TransportTask)?, TimerChange)
         /// Terminal: deliver the processed result.
         case deliver
     }
 
     private(set) var state = State.created
-    private(set) var deadline = Deadline()
+    private(set) var timers = Timers()
     /// Whether `send` is still running: a result produced before it returns (a synchronous
     /// transport, an early failure) must be delivered asynchronously.
     private(set) var isInsideSend = true
@@ -143,7 +130,7 @@ struct CallStateMachine: Sendable {
     /// Seconds left until the request's deadline at `now`; nil when it has none, or when each
     /// attempt has its own (waits between attempts then do not count).
     func secondsUntilDeadline(now: DispatchTime) -> TimeInterval? {
-        guard !deadline.perAttempt, let at = deadline.at?.uptimeNanoseconds else { return nil }
+        guard let at = timers.deadline?.uptimeNanoseconds else { return nil }
         let now = now.uptimeNanoseconds
         return at > now ? Double(at - now) / 1e9 : 0
     }
@@ -160,12 +147,28 @@ struct CallStateMachine: Sendable {
     /// `send` returned: callbacks may run inline from now on.
     mutating func markSent() { isInsideSend = false }
 
-    /// Arms a deadline `seconds` from `now`, for the request or (`perAttempt`) for each attempt.
-    /// A non-finite or non-positive length sets none.
-    mutating func startDeadline(after seconds: TimeInterval, perAttempt: Bool, now: DispatchTime) -> Action {
-        guard seconds.isFinite, seconds > 0, isRunning else { return .ignore }
-        deadline = Deadline(at: now + seconds, seconds: seconds, perAttempt: perAttempt)
-        return .proceed(.arm(now + seconds))
+    /// Starts the clocks (lengths in seconds; a non-finite or non-positive one sets none): the
+    /// idle timeout and the whole request's deadline from `now`, an attempt's limit as each
+    /// attempt starts.
+    mutating func startTimers(idle: TimeInterval, attemptLimit: TimeInterval?, total: TimeInterval, now: DispatchTime) -> Action {
+        guard isRunning else { return .ignore }
+        func length(_ seconds: TimeInterval?) -> TimeInterval? { seconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }
+        timers = Timers(idle: length(idle), attemptLimit: length(attemptLimit), total: length(total), attemptStart: now)
+        timers.deadline = timers.total.map { now + $0 }
+        return .proceed(arm(timers.expiry(lastActivity: nil)))
+    }
+
+    /// The timer change that arms `time` (or disarms, for none). A time later than the one
+    /// armed is kept as it is: the earlier firing finds nothing expired and arms the right time
+    /// then (the first attempt, which starts just after the clocks, costs no second arming).
+    private mutating func arm(_ time: DispatchTime?) -> TimerChange {
+        guard let time else {
+            defer { timers.armedAt = nil }
+            return timers.armedAt == nil ? .keep : .disarm
+        }
+        if let armed = timers.armedAt, armed <= time { return .keep }
+        timers.armedAt = time
+        return .arm(time)
     }
 
     /// The attempt after `previous` sends `request`, reached by `redirect` (whose exchange took
@@ -182,9 +185,8 @@ struct CallStateMachine: Sendable {
             route.redirectTime += redirect.took
         }
         state = .running(route, exchange: nil)
-        guard deadline.perAttempt else { return .startAttempt(route.attempt, .keep) }
-        deadline.at = now + deadline.seconds
-        return .startAttempt(route.attempt, .arm(now + deadline.seconds))
+        timers.attemptStart = now
+        return .startAttempt(route.attempt, arm(timers.expiry(lastActivity: nil)))
     }
 
     /// Attempt `number`'s adapters (or the wait for the network) made `request` of it.
@@ -206,7 +208,7 @@ struct CallStateMachine: Sendable {
     mutating func complete(attempt number: Int?) -> Action {
         guard case .running(let route, _) = state, number.map({ $0 == route.attempt }) ?? true else { return .ignore }
         state = .completing(route)
-        return .proceed(deadline.at == nil ? .keep : .disarm)
+        return .proceed(arm(nil))
     }
 
     /// The processed result asks for another attempt: completing → waiting. The request's
@@ -214,46 +216,48 @@ struct CallStateMachine: Sendable {
     mutating func wait(_ reason: WaitReason) -> Action {
         guard case .completing(let route) = state else { return .ignore }
         state = .waiting(reason, route)
-        guard reason != .suspended, !deadline.perAttempt, let at = deadline.at else { return .proceed(.keep) }
-        return .proceed(.arm(at))
+        return .proceed(arm(reason == .suspended ? nil : timers.deadline))
     }
 
     /// The wait is over: waiting → running. A suspended request gets a fresh deadline.
     mutating func resume(now: DispatchTime) -> Action {
         guard case .waiting(let reason, let route) = state else { return .ignore }
         state = .running(route, exchange: nil)
-        guard reason == .suspended, deadline.at != nil, !deadline.perAttempt else { return .proceed(.keep) }
-        deadline.at = now + deadline.seconds
-        return .proceed(.arm(now + deadline.seconds))
+        if reason == .suspended, let total = timers.total { timers.deadline = now + total }
+        timers.attemptStart = now
+        return .proceed(arm(timers.expiry(lastActivity: nil)))
     }
 
-    /// The deadline timer fired.
-    mutating func deadlinePassed() -> Action {
+    /// The armed time came, at `now`; the running attempt last showed life at `lastActivity`.
+    /// The whole request's deadline ends it (`.finishEarly`); an idle or over-long attempt is
+    /// timed out; otherwise (a sign of life since, or a stale timer) the next time is armed.
+    mutating func deadlinePassed(now: DispatchTime, lastActivity: DispatchTime?) -> Action {
+        timers.armedAt = nil  // the scheduler forgets a time once it fired
+        if let deadline = timers.deadline, deadline <= now, phase == .running, !isSuspended {
+            return finishEarly(cancellation: nil)
+        }
         switch state {
-        case .running(let route, let exchange) where deadline.perAttempt:
-            state = .running(route, exchange: nil)
-            return .timeOutAttempt(route.attempt, after: deadline.seconds, exchange: exchange)
-        case .running, .waiting:
-            return deadline.perAttempt ? .ignore : .deadlineReached(after: deadline.seconds)
-        case .created, .completing, .finished:
+        case .running(let route, let exchange):
+            let start = timers.attemptStart ?? now
+            if let limit = timers.attemptLimit, start + limit <= now {
+                state = .running(route, exchange: nil)
+                return .timeOutAttempt(route.attempt, after: limit, exchange: exchange)
+            }
+            let base = lastActivity.map { max($0, start) } ?? start
+            if let idle = timers.idle, base + idle <= now {
+                state = .running(route, exchange: nil)
+                return .timeOutAttempt(route.attempt, after: idle, exchange: exchange)
+            }
+            return .proceed(arm(timers.expiry(lastActivity: lastActivity)))
+        case .waiting(let reason, _) where reason != .suspended && timers.deadline != nil:
+            return .proceed(arm(timers.deadline))
+        case .created, .waiting, .completing, .finished:
             return .ignore
         }
     }
 
-    /// Moves a reached deadline to `later` (a streamed response counts from its last chunk).
-    mutating func extendDeadline(to later: DispatchTime) -> Action {
-        guard isRunning else { return .ignore }
-        deadline.at = later
-        return .proceed(.arm(later))
-    }
-
-    /// The reached deadline ends the request, if it is running or waiting.
-    mutating func timeOut() -> Action {
-        switch state {
-        case .running, .waiting: finishEarly(cancellation: nil)
-        case .created, .completing, .finished: .ignore
-        }
-    }
+    /// Whether the request is held at a `RestartGate`.
+    private var isSuspended: Bool { waitReason == .suspended }
 
     /// Cancels the request for `reason`, from any state but `finished`.
     mutating func cancel(_ reason: TernError.CancellationReason) -> Action {
@@ -278,14 +282,9 @@ struct CallStateMachine: Sendable {
     }
 
     private mutating func finishEarly(cancellation: TernError.CancellationReason?) -> Action {
-        let armed: Bool
-        switch state {
-        case .finished: return .ignore
-        case .running, .waiting: armed = deadline.at != nil
-        case .created, .completing: armed = false  // a deadline is armed only while running or waiting
-        }
+        if case .finished = state { return .ignore }
         let exchange = self.exchange
         state = .finished(route, cancellation: cancellation)
-        return .finishEarly(exchange: exchange, armed ? .disarm : .keep)
+        return .finishEarly(exchange: exchange, arm(nil))
     }
 }

@@ -7,13 +7,21 @@ protocol CallTerminal: AnyObject, Sendable {
     func deliverEarly(_ error: TernError)
     /// The request was cancelled for `reason` (whether or not that is reported to its callback).
     func cancelled(_ reason: TernError.CancellationReason)
-    /// Attempt `attempt` ran out of its own deadline (`RetryPolicy.attemptTimeout`): it fails
-    /// with `TernError.timedOut`, and the decide stage may try again.
+    /// Attempt `attempt` went idle for `seconds` or ran out of its own limit
+    /// (`RetryPolicy.attemptTimeout`): it fails with `TernError.timedOut`, and the retry stage
+    /// may try again.
     func attemptTimedOut(_ attempt: Int, after seconds: TimeInterval)
     /// The request reached `.finished`, however it ended (its callback may still be on its
     /// way): release what it holds outside memory, like temporary files.
     func ended()
-    /// When the deadline has passed: a later deadline to use instead (a streamed response counts
-    /// from its last chunk), or nil to time out now.
-    func extendedDeadline() -> DispatchTime?
+}
+
+extension RequestCore {
+    /// How a terminal result gets the right to be delivered.
+    enum Claim {
+        /// Already claimed (cancel, timeout, an error inside `send`); deliver on the callback queue.
+        case claimed
+        /// Claim when the callback runs; drop it if something else finished the request first.
+        case onDelivery
+    }
 }

@@ -13,14 +13,6 @@ import Foundation
 /// `RequestHandle` is its public face; the client's registry, the transport and the deadline
 /// scheduler hold the core, never the handle, so a handle can be released while its request runs.
 final class RequestCore: Sendable {
-    /// How a terminal result gets the right to be delivered.
-    enum Claim {
-        /// Already claimed (cancel, timeout, an error inside `send`); deliver on the callback queue.
-        case claimed
-        /// Claim when the callback runs; drop it if something else finished the request first.
-        case onDelivery
-    }
-
     typealias WaitReason = CallStateMachine.WaitReason
     typealias Route = CallStateMachine.Route
     private struct Guarded {
@@ -46,8 +38,13 @@ final class RequestCore: Sendable {
     /// Delivers upload and download progress, when the request has a progress handler.
     let progress: ProgressReporter?
     private let guarded = Locked(Guarded())
+    /// Uptime (ns) of the running attempt's last sign of life; 0 before any, `pausedByReader`
+    /// while a streamed body's reader holds the exchange back. Apart from the machine's lock:
+    /// every chunk touches it.
+    private let lastActivity = Locked<UInt64>(0)
+    private static let pausedByReader = UInt64.max
     /// The public handle, weakly: for `.handleReleased` and `.detached` it is the caller's to keep.
-    private let weakHandle = WeakHandle()
+    let weakHandle = WeakHandle()
 
     private static let counter = Locked<UInt64>(0)
 
@@ -67,24 +64,6 @@ final class RequestCore: Sendable {
         self.progress = progress
         progress?.attach(self)
     }
-
-    /// Creates the public handle. The core holds it weakly; the call keeps it alive until
-    /// delivery when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
-    func makeHandle() -> RequestHandle {
-        let handle = RequestHandle(core: self)
-        weakHandle.handle = handle
-        return handle
-    }
-
-    /// Whether the engine keeps the handle alive until the result is delivered.
-    var retainsHandle: Bool { lifetime.kind == .untilFinished || lifetime.kind == .owner }
-
-    /// The public handle, if it is still alive.
-    var handle: RequestHandle? { weakHandle.handle }
-
-    /// Whether anyone still listens for the result: always, except for a `.detached` request
-    /// whose handle has been released.
-    var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.handle != nil }
 
     // MARK: - Reading the machine
 
@@ -143,7 +122,7 @@ final class RequestCore: Sendable {
         case .cancelExchange(let exchange):
             exchange.cancel()
             return false
-        case .timeOutAttempt, .deadlineReached, .finishEarly, .deliver:
+        case .timeOutAttempt, .finishEarly, .deliver:
             preconditionFailure("handled by its own event method")
         }
     }
@@ -235,27 +214,39 @@ final class RequestCore: Sendable {
         step { $0.resume(now: .now()) }
     }
 
-    /// Arms the deadline; when it passes while the request is running or waiting, the request
-    /// ends with `TernError.timedOut` and its exchange is cancelled. With `perAttempt`, each
-    /// attempt gets `seconds` of its own instead (armed as it starts, not during waits), and a
-    /// passed deadline fails only that attempt, which the retry policy may try again.
-    func startDeadline(after seconds: TimeInterval, perAttempt: Bool = false) {
-        step { $0.startDeadline(after: seconds, perAttempt: perAttempt, now: .now()) }
+    /// Starts the request's clocks (seconds; `.infinity` or nil for none): the idle `timeout`
+    /// of each attempt, an attempt's own limit, and the deadline of the whole request. An idle or
+    /// over-long attempt fails with `TernError.timedOut`, which the retry policy may try again;
+    /// a passed deadline ends the request with `TernError.deadlineExceeded`.
+    func startTimers(idle: TimeInterval, attemptLimit: TimeInterval?, deadline: TimeInterval) {
+        step { $0.startTimers(idle: idle, attemptLimit: attemptLimit, total: deadline, now: .now()) }
     }
 
-    /// Called by the scheduler when the deadline has passed.
+    /// A sign of life from the running attempt (a response head, a chunk, upload progress): the
+    /// idle timeout counts from here.
+    func touch() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lastActivity.withLock { if $0 != Self.pausedByReader { $0 = now } }
+    }
+
+    /// Called by the scheduler when the armed time has come.
     func deadlinePassed() {
-        let (action, _) = transition { $0.deadlinePassed() }
-        let call = guarded.withLock { $0.call }
+        let now = DispatchTime.now()
+        let last = lastActivity.withLock { $0 == Self.pausedByReader ? now.uptimeNanoseconds : $0 }
+        var total: TimeInterval = 0
+        let (action, ending) = transition { machine in
+            defer { total = machine.timers.total ?? 0 }
+            return machine.deadlinePassed(now: now, lastActivity: last == 0 ? nil : DispatchTime(uptimeNanoseconds: last))
+        }
         switch action {
         case .timeOutAttempt(let attempt, let seconds, let exchange):
             // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
-            call?.attemptTimedOut(attempt, after: seconds)
+            guarded.withLock { $0.call }?.attemptTimedOut(attempt, after: seconds)
             exchange?.cancel()
-        case .deadlineReached(let seconds):
-            // A streamed response that is still receiving counts its deadline from its last chunk.
-            if let later = call?.extendedDeadline(), step({ $0.extendDeadline(to: later) }) { return }
-            finishEarly { $0.timeOut() }?.deliverEarly(.timedOut(after: seconds))
+        case .finishEarly(let exchange, let change):
+            finishedEarly(exchange: exchange, change, ending)?.deliverEarly(.deadlineExceeded(after: total))
+        case .proceed(let change):
+            apply(change)
         default:
             break
         }
@@ -265,6 +256,9 @@ final class RequestCore: Sendable {
     /// has fallen behind (or caught up).
     func setExchangePaused(_ paused: Bool) {
         guard let exchange = read(\.exchange) else { return }
+        // A reader that holds the response back is not an idle server.
+        let now = DispatchTime.now().uptimeNanoseconds
+        lastActivity.withLock { $0 = paused ? Self.pausedByReader : now }
         if paused { exchange.suspend() } else { exchange.resume() }
     }
 
@@ -282,7 +276,15 @@ final class RequestCore: Sendable {
     /// deadline and returns the call to deliver the terminal error to (nil if it has none).
     private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> (any CallTerminal)? {
         let (action, ending) = transition(event)
-        guard case .finishEarly(let exchange, let change) = action, let ending else { return nil }
+        guard case .finishEarly(let exchange, let change) = action else { return nil }
+        return finishedEarly(exchange: exchange, change, ending)
+    }
+
+    /// Carries out a `.finishEarly`: progress, timer and exchange stop, the end is announced.
+    private func finishedEarly(
+        exchange: (any TransportTask)?, _ change: CallStateMachine.TimerChange, _ ending: Ending?
+    ) -> (any CallTerminal)? {
+        guard let ending else { return nil }
         progress?.stop()
         apply(change)
         exchange?.cancel()
@@ -290,11 +292,4 @@ final class RequestCore: Sendable {
         ending.call?.ended()
         return ending.call
     }
-}
-
-/// The public handle, held weakly by its core.
-// Sendable: `handle` is written once, in `makeHandle()`, before the core is shared with any
-// other thread; weak loads are atomic.
-private final class WeakHandle: @unchecked Sendable {
-    weak var handle: RequestHandle?
 }

@@ -62,3 +62,31 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         core.cancel(.explicit)
     }
 }
+
+/// The core's side of its handle.
+extension RequestCore {
+    /// Creates the public handle. The core holds it weakly; the call keeps it alive until
+    /// delivery when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
+    func makeHandle() -> RequestHandle {
+        let handle = RequestHandle(core: self)
+        weakHandle.handle = handle
+        return handle
+    }
+
+    /// Whether the engine keeps the handle alive until the result is delivered.
+    var retainsHandle: Bool { lifetime.kind == .untilFinished || lifetime.kind == .owner }
+
+    /// The public handle, if it is still alive.
+    var handle: RequestHandle? { weakHandle.handle }
+
+    /// Whether anyone still listens for the result: always, except for a `.detached` request
+    /// whose handle has been released.
+    var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.handle != nil }
+}
+
+/// The public handle, held weakly by its core.
+// Sendable: `handle` is written once, in `makeHandle()`, before the core is shared with any
+// other thread; weak loads are atomic.
+final class WeakHandle: @unchecked Sendable {
+    weak var handle: RequestHandle?
+}

@@ -5,7 +5,9 @@ import Foundation
 /// It collects what its exchange reports — the response head, the body, progress, metrics —
 /// and hands one outcome to its call when the exchange completes. An attempt runs either alone on
 /// the transport or as a member of a `SharedExchange` (`RepeatStrategy.share`), which feeds it
-/// the same events. A new response head restarts the body and the download progress.
+/// the same events. A new response head restarts the body and the download progress; the body
+/// of a redirect that will be followed is not counted as progress, so the count a caller sees
+/// only grows up to the final response's.
 /// Thread safety: events arrive from its exchange one at a time (the transport's contract), and
 /// everything else is set before the exchange starts.
 // Sendable: `head`, `body` and `clock` are touched only by the exchange's serial event stream.
@@ -23,6 +25,8 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     private var clock = ExchangeClock()
     /// Bytes of the request body sent (its size when in memory, else as reported).
     private var sent: Int64
+    /// False for the body of a redirect the call follows: not the caller's download.
+    private var countsDownload = true
 
     /// Creates attempt `number` of `call`, which sends `request`.
     init(number: Int, sending request: TransportRequest, call: Call<Value>) {
@@ -48,7 +52,14 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         } else if let sink = call.chunkSink {
             keepsBody = !sink.accepts(response.httpResponse)
         }
-        progress?.responseStarted(response, resumedFrom: resumedFrom)
+        countsDownload = !Self.isFollowedRedirect(response, policy: call.redirectPolicy)
+        if countsDownload { progress?.responseStarted(response, resumedFrom: resumedFrom) }
+    }
+
+    /// Whether `response` is a redirect `policy` follows (a 301, 302, 303, 307 or 308 that says where).
+    private static func isFollowedRedirect(_ response: ResponseHead, policy: RedirectPolicy) -> Bool {
+        guard policy.follows, [301, 302, 303, 307, 308].contains(response.statusCode) else { return false }
+        return response.value(forHTTPHeaderField: "Location") != nil
     }
 
     /// What a shared exchange needs of this attempt.
@@ -59,8 +70,10 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     /// Feeds one event of this attempt's exchange.
     func receive(_ event: TransportEvent) {
         switch event {
-        case .response(let response):
-            started(ResponseHead(response))
+        case .head, .data, .receiving, .sentBytes: call.core.touch()  // the idle timeout counts from here
+        case .metrics, .completed: break
+        }
+        switch event {
         case .head(let response):
             started(response)
         case .data(let chunk):
@@ -72,7 +85,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             } else {
                 call.chunkSink?.receive(chunk)
             }
-            progress?.received(chunk.count)
+            if countsDownload { progress?.received(chunk.count) }
             clock.received += Int64(chunk.count)
             if let monitor = call.monitor {
                 let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
@@ -82,6 +95,8 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             sent = max(sent, total)
             progress?.sent(total, expected: expected)
             call.monitor?.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: expected)))
+        case .receiving:
+            break
         case .metrics(let metrics):
             clock.reported = metrics
         case .completed(let error):

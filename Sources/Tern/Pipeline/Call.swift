@@ -94,7 +94,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
 
     var strategy: RepeatStrategy { options.repeatStrategy }
     var validation: ResponseValidation { options.validation }
-    /// The deadline in seconds.
+    /// The idle timeout in seconds.
     var timeout: TimeInterval { options.timeout }
     var redirectPolicy: RedirectPolicy { options.redirectPolicy }
     var retryPolicy: RetryPolicy { options.retryPolicy }
@@ -233,11 +233,6 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     func ended() {
         download?.ended()
         upload?.ended()
-    }
-
-    /// A streamed response that is still receiving counts its deadline from its last chunk.
-    func extendedDeadline() -> DispatchTime? {
-        chunkSink?.deadline(after: timeout)
     }
 
     /// Where slow processing and retry delays run: never a transport's callback thread.

@@ -11,8 +11,10 @@ struct CallOptions: Sendable {
     /// The request's own settings beside its group's and client's (base URL, headers, encodings:
     /// what building the `URLRequest` reads).
     let settings: RequestSettings
-    /// The deadline in seconds (`.infinity`: none).
+    /// The idle timeout of each attempt in seconds (`.infinity`: none).
     let timeout: TimeInterval
+    /// The whole request's deadline in seconds (`.infinity`: none).
+    let deadline: TimeInterval
     let validation: ResponseValidation
     let retryPolicy: RetryPolicy
     let redirectPolicy: RedirectPolicy
@@ -34,6 +36,7 @@ struct CallOptions: Sendable {
         let settings = RequestSettings(client, group: request.group?.settings)
         self.settings = settings
         timeout = request.timeout ?? settings.timeout
+        deadline = request.deadline ?? settings.deadline
         validation = request.validation ?? settings.validation
         retryPolicy = request.retryPolicy ?? settings.retryPolicy
         redirectPolicy = request.redirectPolicy ?? client.configuration.redirectPolicy

@@ -84,8 +84,6 @@ final class SharedExchange: Sendable {
 
     private func receive(_ event: TransportEvent) {
         switch event {
-        case .response(let response):
-            started(ResponseHead(response))
         case .head(let response):
             started(response)
         case .data(let chunk):
@@ -96,6 +94,8 @@ final class SharedExchange: Sendable {
             watchers.forEach { $0.received(chunk.count) }
         case .sentBytes(let total, let expected):
             state.withLock { Self.progressWatchers($0) }.forEach { $0.sent(total, expected: expected) }
+        case .receiving:
+            _ = state.withLock { Self.progressWatchers($0) }  // touches every member
         case .metrics(let metrics):
             state.withLock { $0.metrics = metrics }
         case .completed(let error):
@@ -127,9 +127,12 @@ final class SharedExchange: Sendable {
         watchers.forEach { $0.responseStarted(response) }
     }
 
-    /// The progress reporters of the members still listening.
+    /// The progress reporters of the members still listening; each member's idle timeout
+    /// counts from this sign of life.
     private static func progressWatchers(_ state: State) -> [ProgressReporter] {
-        state.isClosed ? [] : state.members.values.compactMap(\.progress)
+        guard !state.isClosed else { return [] }
+        for member in state.members.values { member.core.touch() }
+        return state.members.values.compactMap(\.progress)
     }
 }
 

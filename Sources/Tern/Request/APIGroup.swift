@@ -35,8 +35,10 @@ public final class APIGroup: Sendable {
         public var bodyEncoding: BodyEncoding?
         /// Validation for requests that set none; nil uses the client's.
         public var validation: ResponseValidation?
-        /// Deadline in seconds for requests that set none; nil uses the client's.
+        /// Idle timeout in seconds for requests that set none; nil uses the client's.
         public var timeout: TimeInterval?
+        /// Whole-request deadline in seconds for requests that set none; nil uses the client's.
+        public var deadline: TimeInterval?
         /// Retry policy for requests that set none; nil uses the client's.
         public var retryPolicy: RetryPolicy?
         /// Cache policy for requests that set none; nil uses the client's.

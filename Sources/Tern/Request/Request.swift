@@ -20,9 +20,15 @@ public struct Request<Value: Sendable>: Sendable {
     public var body: RequestBody?
     /// Headers for this request; they override the client's headers of the same name.
     public var headers: [String: String]
-    /// Deadline in seconds for this request; nil uses the client's `timeout`, `.infinity` means
-    /// none. 0, a negative value or NaN fails the request with `.invalidRequest(.invalidValue)`.
+    /// Idle timeout in seconds for this request: an attempt with no sign of life from the server
+    /// for this long fails with `.timedOut`. Nil uses its group's or client's `timeout`;
+    /// `.infinity` means none. 0, a negative value or NaN fails the request with
+    /// `.invalidRequest(.invalidValue)`.
     public var timeout: TimeInterval?
+    /// Limit in seconds on the whole request — every attempt, redirect, retry and wait between
+    /// them — after which it fails with `.deadlineExceeded`. Nil uses its group's or client's
+    /// `deadline`; `.infinity` means none even when those set one. Checked like `timeout`.
+    public var deadline: TimeInterval?
     /// Validation for this request; nil uses the client's `validation`.
     public var validation: ResponseValidation?
     /// Turns the body into `Value`.
@@ -141,6 +147,31 @@ public struct Request<Value: Sendable>: Sendable {
         return copy
     }
 
+    /// A copy that also reports the request body's progress going up to `handler`, and nothing
+    /// of the response: a bar that fills once, from 0 to the body's size (a 307 or 308 that sends
+    /// the body again, or a retry, starts it over).
+    public func onUploadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Request {
+        adding(handler, for: .upload)
+    }
+
+    /// A copy that also reports the response body's progress coming down to `handler`, and
+    /// nothing of the upload: from the first byte of the final response (a redirect's body is
+    /// not counted) to its `Content-Length`, when announced. A retry starts it over.
+    public func onDownloadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Request {
+        adding(handler, for: .download)
+    }
+
+    /// This request with `handler` called for `direction`'s progress, after any handler it has.
+    private func adding(_ handler: @escaping @Sendable (TransferProgress) -> Void, for direction: TransferProgress.Direction) -> Request {
+        var copy = self
+        let previous = progress
+        copy.progress = { update in
+            previous?(update)
+            if update.direction == direction { handler(update) }
+        }
+        return copy
+    }
+
     /// A copy that is cancelled when `owner` is deallocated (`Lifetime.owner`).
     public func owned(by owner: AnyObject) -> Request {
         var copy = self
@@ -155,8 +186,8 @@ extension Request where Value == Data {
     /// has an empty body. For long-lived and incremental responses (server-sent events,
     /// line-delimited JSON, a model streaming tokens); `Client.stream` offers the same as an
     /// `AsyncSequence`. The status (and content type) is validated when the head arrives: a
-    /// failing response keeps its body for its `TernError` and delivers no chunk. The deadline
-    /// (`timeout`) counts from the last chunk, not from the start, and a request that delivered
+    /// failing response keeps its body for its `TernError` and delivers no chunk. The idle
+    /// `timeout` counts from the last chunk (a `deadline` still bounds the whole stream), and a request that delivered
     /// chunks is never retried (they would be delivered twice). The size limit
     /// (`maximumResponseSize`) counts every streamed byte: the stream ends with
     /// `.responseTooLarge` as it crosses it; a long-lived stream lifts it (`Int.max`).

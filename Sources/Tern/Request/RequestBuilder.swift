@@ -20,6 +20,7 @@ struct RequestSettings: Sendable {
     var parameterEncoding: ParameterEncoding { group?.parameterEncoding ?? client.configuration.parameterEncoding }
     var bodyEncoding: BodyEncoding { group?.bodyEncoding ?? client.configuration.bodyEncoding }
     var timeout: TimeInterval { group?.timeout ?? client.configuration.timeout }
+    var deadline: TimeInterval { group?.deadline ?? client.configuration.deadline ?? .infinity }
     var validation: ResponseValidation { group?.validation ?? client.configuration.validation }
     var retryPolicy: RetryPolicy { group?.retryPolicy ?? client.configuration.retryPolicy }
     var cachePolicy: CachePolicy { group?.cachePolicy ?? client.configuration.cachePolicy }
@@ -49,7 +50,7 @@ enum RequestBuilder {
         throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?)
     {
         let settings = options.settings
-        try SettingCheck.check(request, timeout: options.timeout)
+        try SettingCheck.check(request, timeout: options.timeout, deadline: options.deadline)
         var query = request.query
         var body = request.body
         if let hooks, !hooks.parameterRewriters.isEmpty {

@@ -13,8 +13,8 @@ import Foundation
 /// there chunks keep arriving for a slow reader, bounded by that limit: memory stays bounded and
 /// nothing is silently lost, unless the request lifts the limit (`Int.max`), when a reader that
 /// falls behind there holds what it has not read. Cancelling the iterating task, or dropping the
-/// iterator (leaving the loop), cancels the request. The request's deadline counts from the
-/// last chunk (see `Request.onChunk`).
+/// iterator (leaving the loop), cancels the request. The idle `timeout` counts from the last
+/// chunk, and not while the reader holds the body back (see `Request.onChunk`).
 /// Thread safety: a value type, safe to share; one iterator per task.
 public struct ByteStream: AsyncSequence, Sendable {
     /// A chunk of the body.

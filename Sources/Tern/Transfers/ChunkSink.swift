@@ -2,8 +2,7 @@ import Foundation
 
 /// Hands a streamed response body to its reader chunk by chunk (`Request.onChunk`,
 /// `Client.stream`): on the callback queue, in order, only after the head passed validation,
-/// never after the request ended. It also keeps the time of the last chunk: a streamed response
-/// counts its deadline from there.
+/// never after the request ended.
 /// Thread safety: safe to use from any thread; chunks arrive from one exchange at a time.
 final class ChunkSink: Sendable {
     private let handler: @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void
@@ -12,7 +11,6 @@ final class ChunkSink: Sendable {
     private let core: RequestCore
     private struct State {
         var delivered = false
-        var lastActivity: UInt64 = 0
         var head: HTTPURLResponse?
     }
     private let state = Locked(State())
@@ -30,10 +28,7 @@ final class ChunkSink: Sendable {
     /// A response head arrived: whether its body is streamed (it passes validation) rather
     /// than kept for the error it becomes (or for the redirect it is).
     func accepts(_ response: HTTPURLResponse) -> Bool {
-        state.withLock { state in
-            state.lastActivity = DispatchTime.now().uptimeNanoseconds
-            state.head = response
-        }
+        state.withLock { $0.head = response }
         do {
             try validation.validate(ResponseHead(response), body: Data(), serializerTypes: nil, method: core.method.rawValue)
             return true
@@ -47,7 +42,6 @@ final class ChunkSink: Sendable {
         guard
             let head = state.withLock({ state -> HTTPURLResponse? in
                 state.delivered = true
-                state.lastActivity = DispatchTime.now().uptimeNanoseconds
                 return state.head
             })
         else { return }
@@ -61,12 +55,4 @@ final class ChunkSink: Sendable {
 
     /// Whether any chunk went to the reader: then the request is never retried.
     var hasDelivered: Bool { state.withLock { $0.delivered } }
-
-    /// The deadline `timeout` seconds after the last sign of life, if that is still ahead.
-    func deadline(after timeout: TimeInterval) -> DispatchTime? {
-        let last = state.withLock { $0.lastActivity }
-        guard last > 0 else { return nil }
-        let deadline = DispatchTime(uptimeNanoseconds: last) + timeout
-        return deadline > .now() ? deadline : nil
-    }
 }

@@ -14,12 +14,12 @@ enum Platform {
         #endif
     }
 
-    /// The idle timeout to give URLSession for a request whose deadline is `seconds`.
+    /// The idle timeout to give URLSession for a request whose idle timeout is `seconds`.
     ///
     /// Linux truncates `timeoutInterval` to whole seconds (0.5 s fires at once, 1.5 s after 1 s),
-    /// so Tern enforces the deadline with its own timer on every platform and gives URLSession a
+    /// so Tern enforces the timeout with its own timer on every platform and gives URLSession a
     /// whole number of seconds past it, so that Tern's timer is the one that fires.
-    /// No deadline (`.infinity`) gets a week: FoundationNetworking on Linux stops the process on
+    /// No timeout (`.infinity`) gets a week: FoundationNetworking on Linux stops the process on
     /// an infinite `timeoutInterval` (it converts it to an integer), and URLSession's idle timer
     /// would otherwise end a quiet stream.
     static func sessionTimeout(forDeadline seconds: TimeInterval) -> TimeInterval {

@@ -194,7 +194,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         if let framing = ResponseFraming.error(for: http) { return end(dataTask, with: framing) }
         if tooLarge { return end(dataTask, with: URLError(.dataLengthExceedsMaximum)) }
         if let file = route.file, let error = file.begin(status: http.statusCode) { return end(dataTask, with: error) }
-        route.events(.response(http))
+        route.events(.head(ResponseHead(http)))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -232,7 +232,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let closeError = route.file?.finish()
         if route.cancelledChallenge, let http = task.response as? HTTPURLResponse {
             // We refused the challenge: the caller gets the 401 as a normal response.
-            if !route.sawResponse { route.events(.response(http)) }
+            if !route.sawResponse { route.events(.head(ResponseHead(http))) }
             route.events(.completed(nil))
             return
         }

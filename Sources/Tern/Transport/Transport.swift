@@ -15,8 +15,8 @@ public protocol Transport: Sendable {
     /// Starts one exchange and reports it to `events`.
     /// - Parameters:
     ///   - request: What to send, where its body comes from and where the response goes. The
-    ///     `URLRequest`'s `timeoutInterval` is the caller's deadline in seconds; the client enforces
-    ///     that deadline itself, so the transport may use a longer one.
+    ///     `URLRequest`'s `timeoutInterval` is the caller's idle timeout in seconds; the client
+    ///     enforces it (and any deadline) itself, so the transport may use a longer one.
     ///   - events: Receives the exchange's events; retained until `.completed` has been sent.
     /// - Returns: A task that can cancel the exchange, or nil if the transport has been invalidated.
     func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
@@ -136,13 +136,17 @@ extension TransportTask {
 /// What a transport reports about one exchange.
 /// Thread safety: a value type, safe to share.
 public enum TransportEvent: Sendable {
-    /// Response headers arrived; discard any body received before.
-    case response(HTTPURLResponse)
-    /// The same as `.response`, as a `ResponseHead`: Foundation's `HTTPURLResponse` is then built
-    /// only if someone asks for it (what the libcurl transport sends).
+    /// Response headers arrived; discard any body received before. A transport that has an
+    /// `HTTPURLResponse` wraps it (`ResponseHead(_:)`); one that parses headers itself builds
+    /// the head from them, and Foundation's `HTTPURLResponse` is made only if someone asks.
     case head(ResponseHead)
     /// A chunk of the (decompressed) body.
     case data(Data)
+    /// Bytes of the body received so far, from a transport that hands the body over whole at the
+    /// end: a sign of life for the idle timeout, which counts from the last event of any kind.
+    /// Such a transport should send one now and then (a few times a second at most) while the
+    /// body comes in; one that sends `.data` as it goes needs none.
+    case receiving(Int64)
     /// Upload progress: bytes of the body sent so far, and the total if known.
     case sentBytes(Int64, expected: Int64?)
     /// How the exchange went, once, before `.completed`. Optional: Tern measures what it can

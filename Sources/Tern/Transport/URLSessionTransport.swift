@@ -10,21 +10,6 @@ import Foundation
 /// session crashes on Linux) and `start` returns nil.
 /// Thread safety: safe to use from any thread.
 public final class URLSessionTransport: Transport {
-    /// How a response body reaches the client.
-    public enum Delivery: Sendable, Equatable {
-        /// Whole, once the response is complete, through the task's completion handler: on Linux
-        /// each delegate event costs a hop through the delegate `OperationQueue`, and this path
-        /// saves two of them per request (README, Limits). But a size limit can only be checked
-        /// against the `Content-Length` the task announces, by a watchdog every 50 ms, which
-        /// URLSession can hold up under load; a body that announces nothing is checked when
-        /// complete.
-        case buffered
-        /// Chunk by chunk as it arrives, through the session delegate. The default: a size limit
-        /// refuses an announced `Content-Length` as the head arrives and stops any longer body as
-        /// it crosses the limit, under any load; progress is reported; a 401's body is kept.
-        case streamed
-    }
-
     private let session: URLSession
     private let delegate: SessionDelegate
     private let delivery: Delivery
@@ -67,7 +52,7 @@ public final class URLSessionTransport: Transport {
         // Its session configuration carries the wire headers.
         URLSessionTransport(
             configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-            delivery: configuration.responseDelivery, pinning: configuration.tls.pinning, sendsWireHeaders: true)
+            delivery: configuration.urlSession.delivery, pinning: configuration.tls.pinning, sendsWireHeaders: true)
     }
 
     /// True when made by `make(configuration:)`, whose session configuration carries the client's
@@ -149,7 +134,7 @@ public final class URLSessionTransport: Transport {
         }
         if let framing = ResponseFraming.error(for: http) { return events(.completed(framing)) }
         if let limit, let data, data.count > limit { return events(.completed(URLError(.dataLengthExceedsMaximum))) }
-        events(.response(http))
+        events(.head(ResponseHead(http)))
         if let data, !data.isEmpty { events(.data(data)) }
         events(.completed(nil))
     }

@@ -121,6 +121,20 @@ import TernCache
         }
     }
 
+    @Test func theMemoryLevelTakesCountAndAgeLimits() async throws {
+        let counted = try CacheFixture.client(policy) { $0.memoryCache = MemoryCacheSettings(countLimit: 2) }
+        for index in 0..<4 { _ = try await counted.send(CacheFixture.resource(Fixture.uniqueKey("count-\(index)"))) }
+        #expect(counted.responseCache.memory.count == 2)
+        #expect(counted.configuration.memoryCacheLimit == 16 << 20)  // the size limit stays as it was
+        // The age limit reaches the memory level (whose expiry TernCache's own tests time).
+        let aged = try CacheFixture.client(policy) { $0.memoryCache.ageLimit = 90 }
+        #expect(aged.responseCache.memory.ageLimit == 90 && counted.responseCache.memory.ageLimit == .infinity)
+        for mistake in [MemoryCacheSettings(sizeLimit: -1), MemoryCacheSettings(countLimit: -1), MemoryCacheSettings(ageLimit: 0)] {
+            let client = Client(baseURL: "http://127.0.0.1:9") { $0.memoryCache = mistake }
+            #expect(client.configurationError?.description.contains("memoryCache.") == true)
+        }
+    }
+
     /// Memory and disk can be emptied apart: after `clearMemoryCache` the entry comes from disk
     /// (and is in memory again), after `clearDiskCache` from memory, after both from the network.
     @Test func memoryAndDiskAreClearedApart() async throws {

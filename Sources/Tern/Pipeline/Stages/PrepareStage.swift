@@ -3,7 +3,7 @@ import Foundation
 /// The prepare and admit stages (per call, inside `send`): the request is resolved and built —
 /// every option once (`CallOptions`), the `URLRequest` with every header Tern adds
 /// (`RequestBuilder`), the identity repeat strategies compare — then admitted to the client's
-/// registry, which applies the repeat strategy, and its deadline is armed. A request that cannot
+/// registry, which applies the repeat strategy, and its clocks start (idle timeout, deadline). A request that cannot
 /// be built ends here, with its error delivered after `send` returns.
 extension Call {
     /// Prepares `request`, then admits and starts it (stages 1–4); returns its handle.
@@ -59,11 +59,7 @@ extension Call {
             core.cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
-            if let perAttempt = retryPolicy.attemptTimeout {
-                core.startDeadline(after: perAttempt, perAttempt: true)
-            } else {
-                core.startDeadline(after: timeout)
-            }
+            core.startTimers(idle: timeout, attemptLimit: retryPolicy.attemptTimeout, deadline: options.deadline)
             if let plan, plan.reads {
                 readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
             } else {

@@ -41,6 +41,8 @@ final class CurlExchange: @unchecked Sendable {
     /// at the end, in one buffer sized from `Content-Length` (one copy instead of two, and no
     /// event per chunk). Nil when each chunk is reported as it comes.
     private var body: Data?
+    /// Uptime (ns) of the last `.receiving` sent while `body` fills.
+    private var lastSignOfLife: UInt64 = 0
     private var failure: URLError?
     private var upload: Int32 = -1
     private var uploaded: Int64 = -1
@@ -261,6 +263,9 @@ final class CurlExchange: @unchecked Sendable {
         return true
     }
 
+    /// The shortest time between two `.receiving` events of a buffered body (ns).
+    static let signOfLifeInterval: UInt64 = 100_000_000
+
     /// The most a buffered body reserves from its `Content-Length` before the bytes arrive (a
     /// server may announce more than it sends; beyond this the buffer grows as they come).
     static let largestReservation: Int64 = 64 << 20
@@ -274,6 +279,13 @@ final class CurlExchange: @unchecked Sendable {
         }
         if body != nil {
             body?.append(bytes)
+            // Nothing else is reported until the end: tell the idle timeout the body is coming,
+            // at most a few times a second.
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now &- lastSignOfLife >= Self.signOfLifeInterval {
+                lastSignOfLife = now
+                events(.receiving(Int64(received)))
+            }
             return true
         }
         let chunk = Data(bytes)

@@ -1,0 +1,33 @@
+import Foundation
+
+extension CallStateMachine {
+    /// The request's clocks, in seconds; nil where there is none.
+    struct Timers: Sendable {
+        /// No sign of life from the running attempt for this long fails it (`.timedOut`).
+        var idle: TimeInterval?
+        /// Each attempt's own limit (`.timedOut`, which the retry policy may try again).
+        var attemptLimit: TimeInterval?
+        /// The whole request's limit, waits between attempts included (`.deadlineExceeded`).
+        var total: TimeInterval?
+        /// When the running attempt started (or the request, before its first attempt).
+        var attemptStart: DispatchTime?
+        /// When the whole request's deadline passes.
+        var deadline: DispatchTime?
+        /// The time the scheduler holds for this request, if any.
+        var armedAt: DispatchTime?
+
+        /// The first time a running attempt can expire, given its last sign of life.
+        func expiry(lastActivity: DispatchTime?) -> DispatchTime? {
+            guard let start = attemptStart else { return deadline }
+            let base = lastActivity.map { max($0, start) } ?? start
+            return [idle.map { base + $0 }, attemptLimit.map { start + $0 }, deadline].compactMap { $0 }.min()
+        }
+    }
+
+    /// What to do with the deadline timer.
+    enum TimerChange: Equatable, Sendable {
+        case keep
+        case arm(DispatchTime)
+        case disarm
+    }
+}
