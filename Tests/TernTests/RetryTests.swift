@@ -135,12 +135,12 @@ import Testing
 
     @Test func anAttemptThatOutlivesItsOwnDeadlineIsRetried() async throws {
         let key = Fixture.uniqueKey("attempt-timeout")
-        var policy = RetryPolicy.exponential(maxAttempts: 3, baseDelay: 0.01)
-        policy.attemptTimeout = 2
+        var policy = RetryPolicy.exponential(maxAttempts: 4, baseDelay: 0.01)
+        policy.attemptTimeout = 3
         let client = try client(policy)
-        // The first attempt stalls for 10 s: its own 2 s deadline fails it, the next answers (the
-        // third, when a loaded machine keeps the second past 2 s too).
-        let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 10]))
+        // The first attempt stalls for 30 s: its own 3 s limit fails it, the next answers (or a
+        // later one, when a loaded fixture server keeps the second past 3 s too).
+        let response = try await client.send(flaky(key, fail: 1, ["mode": "stall", "seconds": 30]))
         #expect(response.attempt >= 2)
         #expect(response.json["n"]?.int == response.attempt)
         // The idle timeout fails the stalled attempt the same way, and it is retried.

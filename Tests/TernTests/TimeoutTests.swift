@@ -13,11 +13,11 @@ import Testing
 
     @Test(arguments: TransportKind.all)
     func aSteadyBodyOutlivesTheIdleTimeout(over transport: TransportKind) async throws {
-        let client = try Self.client(over: transport) { $0.timeout = 3 }
-        // Eight chunks half a second apart: 4 s in all, never 3 s without one (room for a loaded
-        // machine's stalls).
-        let response = try await client.send(Request<String>("drip", query: ["chunks": 8, "interval": 0.5]))
-        #expect(response.value == (0..<8).map { String(format: "chunk%03d", $0) }.joined())
+        let client = try Self.client(over: transport) { $0.timeout = 5 }
+        // Twelve chunks half a second apart: 6 s in all, never 5 s without one (room for a loaded
+        // machine, which has held URLSession's delegate queue up for 3 s).
+        let response = try await client.send(Request<String>("drip", query: ["chunks": 12, "interval": 0.5]))
+        #expect(response.value == (0..<12).map { String(format: "chunk%03d", $0) }.joined())
     }
 
     @Test(arguments: TransportKind.all)
