@@ -117,7 +117,9 @@ finish_passes() {
 # server or both cores, or run stress loops and child processes by the dozen run in a pass of
 # their own, one at a time, so that the timing of ordinary tests never depends on them. The
 # lifecycle stress (2 × 10,000 requests with redirects, retries and random cancels) runs alone.
-heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests'
+# TimeoutTests runs there too: its bodies must arrive at the server's pace, which a fixture server
+# starved by the parallel pass cannot keep.
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
 all_heavy="\.($heavy_suites|LifecycleStressTests)/"

@@ -58,7 +58,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
 
     /// Whether `response` is a redirect `policy` follows (a 301, 302, 303, 307 or 308 that says where).
     private static func isFollowedRedirect(_ response: ResponseHead, policy: RedirectPolicy) -> Bool {
-        guard policy.follows, [301, 302, 303, 307, 308].contains(response.statusCode) else { return false }
+        guard RedirectStage.isRedirect(response.statusCode), policy.follows else { return false }
         return response.value(forHTTPHeaderField: "Location") != nil
     }
 

@@ -215,26 +215,4 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     // MARK: 9. Waits between attempts — see WaitStage.swift
 
     // MARK: 11. Deliver — see DeliveryStage.swift
-
-    // MARK: What the core tells the call
-
-    /// The request was cancelled (reported or not).
-    func cancelled(_ reason: TernError.CancellationReason) {
-        monitor?.send(.cancelled(reason))
-    }
-
-    /// Attempt `number` ran out of its own deadline: its outcome is a timeout, decided like any.
-    func attemptTimedOut(_ number: Int, after seconds: TimeInterval) {
-        finish(.failure(.timedOut(after: seconds)), attempt: number)
-    }
-
-    /// The request ended: a download that did not succeed leaves no file (unless resumable), and
-    /// a multipart form's temporary file goes.
-    func ended() {
-        download?.ended()
-        upload?.ended()
-    }
-
-    /// Where slow processing and retry delays run: never a transport's callback thread.
-    static var processingQueue: DispatchQueue { DispatchQueue.global(qos: .userInitiated) }
 }

@@ -14,15 +14,20 @@ enum RedirectStep: Sendable {
 struct RedirectStage: Sendable {
     let policy: RedirectPolicy
 
+    /// Whether `status` is a redirect status (301, 302, 303, 307 or 308).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
+
     /// The step a redirect response to `current` (after `followed` redirects) calls for, or nil
     /// when `raw` is not a redirect to follow (not 301/302/303/307/308, no usable `Location`, or
     /// the policy does not follow).
     func step(after raw: RawResponse, to current: URLRequest, followed: Int) -> RedirectStep? {
         let status = raw.head.statusCode
-        switch status {
-        case 301, 302, 303, 307, 308: break
-        default: return nil
-        }
+        guard Self.isRedirect(status) else { return nil }
         guard policy.follows, let location = raw.head.value(forHTTPHeaderField: "Location") else { return nil }
         guard let from = current.url else { return nil }
         // A `Location` that is not a URL (or an http one without a host) cannot be followed: the
