@@ -147,8 +147,9 @@ import TernStubs
             "send() after a cancelled 2 GB download: median \(String(format: "%.2f", durations[durations.count / 2])) ms, max \(String(format: "%.2f", durations.last!)) ms"
         )
         // A blocked send waited 700–900 ms; one preempted by the other suites' load, a few ms (5.7 ms
-        // was seen once on URLSession). The median stays below 1 ms unless sends wait.
-        #expect(durations[durations.count / 2] < (Self.isUnderThreadSanitizer ? 10 : 1), "median \(durations[durations.count / 2]) ms")
+        // was seen once on URLSession). The median stays a few milliseconds at most unless sends
+        // wait (0.4 ms over libcurl; over URLSession 0.7–1.2 ms, its queues still busy draining).
+        #expect(durations[durations.count / 2] < (Self.isUnderThreadSanitizer ? 10 : 3), "median \(durations[durations.count / 2]) ms")
         #expect(durations.last! < 50, "send() took \(durations.last!) ms")
     }
 
