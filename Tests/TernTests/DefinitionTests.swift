@@ -115,6 +115,24 @@ import Testing
         #expect(next.value["rawQuery"]?.string == "q=second")
     }
 
+    /// An endpoint's own timeout and deadline reach its request, over its group's.
+    struct Patient: Endpoint {
+        typealias Value = JSON
+        let group: APIGroup
+        var path: String { "anything/patient" }
+        var timeout: TimeInterval? { 30 }
+        var deadline: TimeInterval? { 120 }
+    }
+
+    @Test func anEndpointSetsItsOwnTimeoutAndDeadline() throws {
+        let group = try group { $0.deadline = 5 }
+        let request = Patient(group: group).makeRequest()
+        #expect(request.timeout == 30 && request.deadline == 120)
+        let options = CallOptions(request, client: client)
+        #expect(options.timeout == 30 && options.deadline == 120)
+        #expect(CallOptions(Echo(group: group, text: "x").makeRequest(), client: client).deadline == 5)
+    }
+
     @Test func theGroupsSettingsSitBetweenTheClientsAndTheRequests() async throws {
         // 2 s: under ThreadSanitizer on a loaded machine a plain echo has taken more than 0.5 s.
         let group = try group {

@@ -49,8 +49,11 @@ public protocol Endpoint: RequestConvertible {
     var body: RequestBody? { get }
     /// The endpoint's own headers; empty by default.
     var headers: [String: String] { get }
-    /// The deadline in seconds; nil (the default) uses the group's, else the client's.
+    /// The idle timeout in seconds; nil (the default) uses the group's, else the client's.
     var timeout: TimeInterval? { get }
+    /// The whole request's deadline in seconds; nil (the default) uses the group's, else the
+    /// client's; `.infinity` means none.
+    var deadline: TimeInterval? { get }
     /// Tags, besides the group's; empty by default.
     var tags: Set<String> { get }
     /// The repeat strategy; nil (the default) uses the client's.
@@ -94,8 +97,10 @@ extension Endpoint {
     public var body: RequestBody? { nil }
     /// No headers of its own.
     public var headers: [String: String] { [:] }
-    /// The group's or client's deadline.
+    /// The group's or client's idle timeout.
     public var timeout: TimeInterval? { nil }
+    /// The group's or client's deadline.
+    public var deadline: TimeInterval? { nil }
     /// No tags of its own.
     public var tags: Set<String> { [] }
     /// The client's repeat strategy.
@@ -131,6 +136,7 @@ extension Endpoint {
         }
         var request = Request(path, method: method, query: query, body: body, headers: headers, timeout: timeout, serializer: serializer)
         request.group = group
+        request.deadline = deadline
         request.tags = tags
         request.repeatStrategy = repeatStrategy
         request.repeatKey = repeatKey
