@@ -16,10 +16,16 @@ extension CallStateMachine {
         /// The time the scheduler holds for this request, if any.
         var armedAt: DispatchTime?
 
+        /// What the idle timeout counts from: the attempt's last sign of life, or its start when
+        /// it has shown none since (an older one belongs to an attempt before it).
+        static func idleBase(start: DispatchTime, lastActivity: DispatchTime?) -> DispatchTime {
+            lastActivity.map { max($0, start) } ?? start
+        }
+
         /// The first time a running attempt can expire, given its last sign of life.
         func expiry(lastActivity: DispatchTime?) -> DispatchTime? {
             guard let start = attemptStart else { return deadline }
-            let base = lastActivity.map { max($0, start) } ?? start
+            let base = Self.idleBase(start: start, lastActivity: lastActivity)
             return [idle.map { base + $0 }, attemptLimit.map { start + $0 }, deadline].compactMap { $0 }.min()
         }
     }

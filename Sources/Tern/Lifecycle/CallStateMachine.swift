@@ -243,8 +243,7 @@ struct CallStateMachine: Sendable {
                 state = .running(route, exchange: nil)
                 return .timeOutAttempt(route.attempt, after: limit, exchange: exchange)
             }
-            let base = lastActivity.map { max($0, start) } ?? start
-            if let idle = timers.idle, base + idle <= now {
+            if let idle = timers.idle, Timers.idleBase(start: start, lastActivity: lastActivity) + idle <= now {
                 state = .running(route, exchange: nil)
                 return .timeOutAttempt(route.attempt, after: idle, exchange: exchange)
             }

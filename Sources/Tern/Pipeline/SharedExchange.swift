@@ -89,13 +89,13 @@ final class SharedExchange: Sendable {
         case .data(let chunk):
             let watchers = state.withLock { state in
                 if state.body.isEmpty { state.body = chunk } else { state.body.append(chunk) }
-                return Self.progressWatchers(state)
+                return Self.signOfLife(state)
             }
             watchers.forEach { $0.received(chunk.count) }
         case .sentBytes(let total, let expected):
-            state.withLock { Self.progressWatchers($0) }.forEach { $0.sent(total, expected: expected) }
+            state.withLock { Self.signOfLife($0) }.forEach { $0.sent(total, expected: expected) }
         case .receiving:
-            _ = state.withLock { Self.progressWatchers($0) }  // touches every member
+            _ = state.withLock { Self.signOfLife($0) }
         case .metrics(let metrics):
             state.withLock { $0.metrics = metrics }
         case .completed(let error):
@@ -122,14 +122,14 @@ final class SharedExchange: Sendable {
         let watchers = state.withLock { state in
             state.response = response
             state.body = Data()
-            return Self.progressWatchers(state)
+            return Self.signOfLife(state)
         }
         watchers.forEach { $0.responseStarted(response) }
     }
 
-    /// The progress reporters of the members still listening; each member's idle timeout
-    /// counts from this sign of life.
-    private static func progressWatchers(_ state: State) -> [ProgressReporter] {
+    /// A sign of life from the exchange: each member's idle timeout counts from now. Returns the
+    /// progress reporters of the members still listening.
+    private static func signOfLife(_ state: State) -> [ProgressReporter] {
         guard !state.isClosed else { return [] }
         for member in state.members.values { member.core.touch() }
         return state.members.values.compactMap(\.progress)

@@ -260,6 +260,9 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         events(.head(response))
+        // The head is itself a sign of life: a body that arrives within the interval (almost every
+        // one) sends no `.receiving` at all.
+        lastSignOfLife = DispatchTime.now().uptimeNanoseconds
         return true
     }
 
