@@ -103,7 +103,7 @@ import Testing
         }
         #expect(wrong.isEmpty, "\(wrong.count) requests ended wrongly, e.g. \(wrong.prefix(5))")
         #expect(client.runningRequests.isEmpty)
-        #expect(client.registry.withLock { $0.sharedExchanges.isEmpty })
+        #expect(client.exchanges.isIdle)
         #expect(handles.contains { $0.cancellationReason == .ownerReleased })
         #expect(handles.contains { $0.cancellationReason == .duplicate })
     }

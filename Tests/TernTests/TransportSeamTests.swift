@@ -147,6 +147,6 @@ import Testing
         let result = await client.completionResult(Request<JSON>("x").repeating(strategy))
         #expect(result.0.failure == .clientInvalidated)
         #expect(client.runningRequests.isEmpty)
-        #expect(client.registry.withLock { $0.sharedExchanges.isEmpty })
+        #expect(client.exchanges.isIdle)
     }
 }

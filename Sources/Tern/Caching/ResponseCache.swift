@@ -2,7 +2,7 @@ import Foundation
 import TernCache
 
 /// A client's response cache: a `MemoryCache` of decoded entries in front of a `DiskCache`
-/// (opened on first use; if it cannot be opened, the cache works from memory and says so once on
+/// (the one the configuration gives, or one opened on first use; if it cannot be opened, the cache works from memory and says so once on
 /// standard error). Cache failures never fail a request: a read that fails is a miss, a write
 /// that fails is skipped.
 /// Thread safety: safe to use from any thread.
@@ -19,12 +19,18 @@ final class ResponseCache: Sendable {
     let directory: URL
     private let diskConfiguration: DiskCache.Configuration
     private let reopenDelay: TimeInterval
-    private let disk = Locked(Disk.unopened)
+    private let disk: Locked<Disk>
 
-    init(directory: URL, memory settings: MemoryCacheSettings, disk: DiskCache.Configuration, reopenDelay: TimeInterval = 30) {
+    /// A cache whose disk level is `store` when given (already open, maybe shared with other
+    /// clients), or one opened at `directory` with `disk` on first use.
+    init(
+        directory: URL, memory settings: MemoryCacheSettings, disk: DiskCache.Configuration, store: DiskCache? = nil,
+        reopenDelay: TimeInterval = 30
+    ) {
         memory = MemoryCache(countLimit: settings.countLimit, costLimit: settings.sizeLimit, ageLimit: settings.ageLimit)
-        self.directory = directory
+        self.directory = store?.directory ?? directory
         self.diskConfiguration = disk
+        self.disk = Locked(store.map(Disk.open) ?? .unopened)
         self.reopenDelay = reopenDelay
     }
 

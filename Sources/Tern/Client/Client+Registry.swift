@@ -4,7 +4,6 @@ import Foundation
 /// it finishes, so the registry never holds a finished request.
 struct Registry {
     var cores: [UInt64: RequestCore] = [:]
-    var sharedExchanges: [RequestIdentity: SharedExchange] = [:]
 }
 
 /// A snapshot of one request in flight, for debugging and tests.

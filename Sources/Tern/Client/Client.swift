@@ -34,10 +34,12 @@ public final class Client: Sendable {
 
     /// The configuration the client was created with.
     public let configuration: ClientConfiguration
-    let transport: any Transport
+    /// The transport, and the shared exchanges open on it (`Pipeline/SharingTransport.swift`).
+    let exchanges: SharingTransport
+    var transport: any Transport { exchanges.transport }
     /// The response cache (memory now, disk opened on first use; see `Caching/`).
     let responseCache: ResponseCache
-    /// The requests in flight and the shared calls (see `Client+Registry.swift`).
+    /// The requests in flight (see `Client+Registry.swift`).
     let registry = Locked(Registry())
     private let invalidated = Locked(false)
     /// What in the configuration the transport cannot honour; nil when everything can be. Set at
@@ -55,7 +57,7 @@ public final class Client: Sendable {
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
         let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
-        self.transport = transport
+        self.exchanges = SharingTransport(transport)
         let unsupported =
             transport is URLSessionTransport
             ? configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession : nil
@@ -67,7 +69,7 @@ public final class Client: Sendable {
         }
         self.responseCache = ResponseCache(
             directory: configuration.cacheDirectory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
-            memory: configuration.memoryCache, disk: configuration.diskCache)
+            memory: configuration.memoryCache, disk: configuration.diskCache, store: configuration.diskCacheStore)
     }
 
     /// The transport a client gets when its configuration names none.

@@ -134,6 +134,11 @@ public struct ClientConfiguration: Sendable {
         get { diskCache.sizeLimit }
         set { diskCache.sizeLimit = newValue }
     }
+    /// A disk cache you opened yourself (`DiskCache.open`), used as the disk level of the
+    /// client's response cache instead of one opened at `cacheDirectory` with `diskCache`, which
+    /// are then ignored. Several clients can share one: entries are keyed by method, full URL and body.
+    /// Emptying one client's disk cache (`clearDiskCache`) empties it for all of them. Default nil.
+    public var diskCacheStore: DiskCache?
 
     /// Creates a configuration with the documented defaults.
     public init() {
@@ -171,6 +176,7 @@ public struct ClientConfiguration: Sendable {
         tls = .default
         proxy = .environment
         diskCache = DiskCache.Configuration()
+        diskCacheStore = nil
         diskCache.sizeLimit = 100 << 20
     }
 

@@ -3,9 +3,10 @@ import Foundation
 /// One exchange with the transport for a `Call`: the first request, a followed redirect, a retry.
 ///
 /// It collects what its exchange reports — the response head, the body, progress, metrics —
-/// and hands one outcome to its call when the exchange completes. An attempt runs either alone on
-/// the transport or as a member of a `SharedExchange` (`RepeatStrategy.share`), which feeds it
-/// the same events. A new response head restarts the body and the download progress; the body
+/// and hands one outcome to its call when the exchange completes. It is the one place the engine
+/// keeps a body: alone on the transport or as a member of a `SharedExchange`
+/// (`RepeatStrategy.share`, which sends the body once at the end, as a buffering transport does),
+/// the events are the same. A new response head restarts the body and the download progress; the body
 /// of a redirect that will be followed is not counted as progress, so the count a caller sees
 /// only grows up to the final response's.
 /// Thread safety: events arrive from its exchange one at a time (the transport's contract), and
@@ -25,6 +26,8 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     private var clock = ExchangeClock()
     /// Bytes of the request body sent (its size when in memory, else as reported).
     private var sent: Int64
+    /// Bytes of the body a buffering transport said it has received (`.receiving`), ahead of the body.
+    private var announced: Int64 = 0
     /// False for the body of a redirect the call follows: not the caller's download.
     private var countsDownload = true
 
@@ -43,6 +46,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         head = response
         body = Data()
         clock.received = 0
+        announced = 0
         clock.head = DispatchTime.now().uptimeNanoseconds
         var resumedFrom: Int64 = 0
         if let download = call.download {
@@ -52,7 +56,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         } else if let sink = call.chunkSink {
             keepsBody = !sink.accepts(response.httpResponse)
         }
-        countsDownload = !Self.isFollowedRedirect(response, policy: call.redirectPolicy)
+        countsDownload = !Self.isFollowedRedirect(response, policy: call.options.redirectPolicy)
         if countsDownload { progress?.responseStarted(response, resumedFrom: resumedFrom) }
     }
 
@@ -60,11 +64,6 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     private static func isFollowedRedirect(_ response: ResponseHead, policy: RedirectPolicy) -> Bool {
         guard RedirectStage.isRedirect(response.statusCode), policy.follows else { return false }
         return response.value(forHTTPHeaderField: "Location") != nil
-    }
-
-    /// What a shared exchange needs of this attempt.
-    var member: SharedExchange.Member {
-        SharedExchange.Member(core: call.core, receive: { [self] in receive($0) })
     }
 
     /// Feeds one event of this attempt's exchange.
@@ -85,18 +84,17 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             } else {
                 call.chunkSink?.receive(chunk)
             }
-            if countsDownload { progress?.received(chunk.count) }
+            let before = max(clock.received, announced)
             clock.received += Int64(chunk.count)
-            if let monitor = call.monitor {
-                let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
-                monitor.send(.progress(TransferProgress(direction: .download, completedBytes: clock.received, expectedBytes: expected)))
-            }
+            reportDownload(from: before)
         case .sentBytes(let total, let expected):
             sent = max(sent, total)
             progress?.sent(total, expected: expected)
             call.monitor?.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: expected)))
-        case .receiving:
-            break
+        case .receiving(let total):
+            let before = max(clock.received, announced)
+            announced = max(announced, total)
+            reportDownload(from: before)
         case .metrics(let metrics):
             clock.reported = metrics
         case .completed(let error):
@@ -114,6 +112,19 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             // exchange that outlived its request cleans up here.
             if let download = call.download, download.hasEnded { download.ended() }
             call.attemptFinished(self, outcome)
+        }
+    }
+
+    /// Reports the body's progress, which stood at `before` bytes: what arrived as `.data` or was
+    /// announced by `.receiving`, whichever is more, so a buffered body handed over at the end
+    /// after its announcements is not counted twice.
+    private func reportDownload(from before: Int64) {
+        let now = max(clock.received, announced)
+        guard now > before else { return }
+        if countsDownload { progress?.received(Int(now - before)) }
+        if let monitor = call.monitor {
+            let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
+            monitor.send(.progress(TransferProgress(direction: .download, completedBytes: now, expectedBytes: expected)))
         }
     }
 }

@@ -58,6 +58,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
 
     // MARK: 1–2. Prepare and admit — see PrepareStage.swift
 
+    /// A call of `request`, prepared as `urlRequest`, whose lifecycle is `core`.
     init(
         _ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
         options: CallOptions, hooks: HookChain?, queue: CallbackQueue,
@@ -92,34 +93,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
         self.retainedHandle = retainedHandle
     }
 
-    var strategy: RepeatStrategy { options.repeatStrategy }
-    var validation: ResponseValidation { options.validation }
-    /// The idle timeout in seconds.
-    var timeout: TimeInterval { options.timeout }
-    var redirectPolicy: RedirectPolicy { options.redirectPolicy }
-    var retryPolicy: RetryPolicy { options.retryPolicy }
-    /// The headers that tell callers apart when attempts are shared.
-    var identityHeaders: Set<String> { options.identityHeaders }
-    /// The largest body the request takes, nil for none.
-    var sizeLimit: Int? { options.sizeLimit }
-
-    // MARK: 3. Read the cache
-
-    func readCache(_ plan: CachePlan) {
-        let stage = CacheReadStage(plan: plan, request: urlRequest, monitor: monitor)
-        stage.read(isRunning: { [core] in core.isRunning }) { [self] outcome in
-            switch outcome {
-            case .network(let request):
-                startAttempt(request, after: 0)
-            case .answer(let outcome):
-                finish(outcome, attempt: nil)
-            case .hitThenNetwork(let hit, let request):
-                // The network attempt starts once the hit is delivered: a fast transport could
-                // otherwise deliver the final result first (and the hit, arriving late, would be dropped).
-                deliverHit(hit) { [self] in startAttempt(request, after: 0) }
-            }
-        }
-    }
+    // MARK: 3. Read the cache — see CacheReadStage.swift
 
     // MARK: 4. Adapt attempt n
 
@@ -142,16 +116,10 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
 
     /// Attempt `attempt` completed: follow a redirect as the next attempt, or go on with its outcome.
     func attemptFinished(_ attempt: Attempt<Value>, _ outcome: Result<RawResponse, URLError>) {
-        // An attempt of a request that already ended (cancelled, timed out) is not news.
-        if let monitor, core.phase != .finished {
-            switch outcome {
-            case .success(let raw): monitor.send(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
-            case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))
-            }
-        }
+        if monitor != nil { report(outcome, of: attempt) }
         if case .success(let raw) = outcome,
             case let route = core.route,
-            let step = RedirectStage(policy: redirectPolicy).step(
+            let step = RedirectStage(policy: options.redirectPolicy).step(
                 after: raw, to: route.request ?? urlRequest, followed: route.redirects.count)
         {
             switch step {
@@ -195,7 +163,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
             result = process(outcome, route: route, validating: false)
         case .proceed:
             result = process(outcome, route: route)
-            let stage = RetryStage(policy: retryPolicy, afterAttempt: client.configuration.afterAttempt)
+            let stage = RetryStage(policy: options.retryPolicy, afterAttempt: client.configuration.afterAttempt)
             let decision = stage.decide(
                 result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
                 chunksDelivered: chunkSink?.hasDelivered == true, secondsLeft: core.secondsUntilDeadline)

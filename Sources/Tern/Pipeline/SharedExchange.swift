@@ -2,26 +2,34 @@ import Foundation
 
 /// One exchange shared by the identical attempts of several calls (`RepeatStrategy.share`).
 ///
-/// Attempts join until the exchange completes; then each receives the whole response at once
-/// (head, body, completion), so an attempt that joined late misses nothing, and each call goes on
-/// from there on its own (validates, decodes, follows a redirect — whose next attempt may join
-/// another shared exchange). Members with a progress handler see progress live. A member leaving
-/// (cancel, timeout, owner released) detaches only itself; the exchange is cancelled when the last
-/// member leaves. A closed exchange accepts no members: the next identical attempt starts a new one.
+/// To its members it looks like a transport that hands the body over whole at the end: each
+/// receives the head as it arrives, `.receiving` with the bytes so far while the body comes in
+/// (their progress and idle timeouts run on it), then the body once, the metrics and the
+/// completion. The body is kept once, however many members there are; each member's `Attempt`
+/// takes it without copying. A member that joins late gets the head and the count so far with
+/// the next event, so it misses nothing. Every member's events are sent from the transport's
+/// event stream, one at a time, never under the lock.
+///
+/// A member leaving (cancel, timeout, owner released) detaches only itself; the exchange is
+/// cancelled when the last member leaves. A closed exchange accepts no members: the next identical
+/// attempt starts a new one.
 /// Thread safety: safe to use from any thread.
 final class SharedExchange: Sendable {
-    /// One attempt taking part: its request's lifecycle, and where its events go.
-    struct Member: Sendable {
-        let core: RequestCore
-        let receive: @Sendable (TransportEvent) -> Void
-        var progress: ProgressReporter? { core.progress }
+    typealias Events = @Sendable (TransportEvent) -> Void
+
+    private struct Member {
+        let receive: Events
+        /// Whether it has seen the current head.
+        var hasHead: Bool
     }
 
     private struct State {
         var members: [UInt64: Member] = [:]
         var task: (any TransportTask)?
-        var response: ResponseHead?
+        var head: ResponseHead?
         var body = Data()
+        /// Bytes of the body received so far (a buffering transport may say more than `body` holds).
+        var received: Int64 = 0
         var metrics: Metrics?
         var isClosed = false
     }
@@ -35,30 +43,28 @@ final class SharedExchange: Sendable {
         self.onClosed = onClosed
     }
 
-    /// Adds the attempt of request `id`; false when the exchange has already closed.
-    func join(_ attempt: Member, of id: UInt64) -> Bool {
+    /// Adds member `id`; false when the exchange has already closed.
+    func join(_ id: UInt64, events: @escaping Events) -> Bool {
         state.withLock { state in
             guard !state.isClosed else { return false }
-            state.members[id] = attempt
+            state.members[id] = Member(receive: events, hasHead: false)
             return true
         }
     }
 
-    /// Starts the exchange through `start` (the client's one way to the transport). When the
-    /// transport refuses (it was invalidated) the exchange closes and returns its members, for
-    /// the client to end each one.
-    func start(
-        _ request: TransportRequest,
-        through start: (TransportRequest, @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)?
-    ) -> [Member] {
-        guard let task = start(request, { [self] event in receive(event) }) else {
-            let members = state.withLock { state -> [Member] in
+    /// Starts the exchange on `transport` for its first member, `leader`. False when the transport
+    /// refuses (it was invalidated): the exchange closes, and every other member completes as the
+    /// transport's own cancelled exchanges do.
+    func start(_ request: TransportRequest, on transport: any Transport, leader: UInt64) -> Bool {
+        guard let task = transport.start(request, events: { [self] event in receive(event) }) else {
+            let others = state.withLock { state -> [Member] in
                 state.isClosed = true
                 defer { state.members = [:] }
-                return Array(state.members.values)
+                return state.members.filter { $0.key != leader }.map(\.value)
             }
             onClosed(self)
-            return members
+            for member in others { member.receive(.completed(URLError(.cancelled))) }
+            return false
         }
         let cancelNow = state.withLock { state -> Bool in
             guard !state.isClosed else { return true }
@@ -66,10 +72,10 @@ final class SharedExchange: Sendable {
             return false
         }
         if cancelNow { task.cancel() }
-        return []
+        return true
     }
 
-    /// Detaches the attempt of request `id`; cancels the exchange when it was the last.
+    /// Detaches member `id`; cancels the exchange when it was the last.
     func leave(_ id: UInt64) {
         let task = state.withLock { state -> (any TransportTask)?? in
             guard state.members.removeValue(forKey: id) != nil, state.members.isEmpty, !state.isClosed else { return nil }
@@ -82,20 +88,33 @@ final class SharedExchange: Sendable {
         task?.cancel()
     }
 
+    /// One event of the exchange, passed on to the members in the shape described above.
     private func receive(_ event: TransportEvent) {
         switch event {
-        case .head(let response):
-            started(response)
-        case .data(let chunk):
-            let watchers = state.withLock { state in
-                if state.body.isEmpty { state.body = chunk } else { state.body.append(chunk) }
-                return Self.signOfLife(state)
+        case .head(let head):
+            let members = state.withLock { state in
+                state.head = head
+                state.body = Data()
+                state.received = 0
+                return Self.takeMembers(&state, withHead: false)
             }
-            watchers.forEach { $0.received(chunk.count) }
-        case .sentBytes(let total, let expected):
-            state.withLock { Self.signOfLife($0) }.forEach { $0.sent(total, expected: expected) }
-        case .receiving:
-            _ = state.withLock { Self.signOfLife($0) }
+            members.forEach { $0.receive(.head(head)) }
+        case .data(let chunk):
+            let (members, head, received) = state.withLock { state in
+                if state.body.isEmpty { state.body = chunk } else { state.body.append(chunk) }
+                state.received += Int64(chunk.count)
+                return (Self.takeMembers(&state), state.head, state.received)
+            }
+            Self.send(.receiving(received), to: members, head: head)
+        case .receiving(let total):
+            let (members, head, received) = state.withLock { state in
+                state.received = max(state.received, total)
+                return (Self.takeMembers(&state), state.head, state.received)
+            }
+            Self.send(.receiving(received), to: members, head: head)
+        case .sentBytes:
+            let (members, head) = state.withLock { state in (Self.takeMembers(&state), state.head) }
+            Self.send(event, to: members, head: head)
         case .metrics(let metrics):
             state.withLock { $0.metrics = metrics }
         case .completed(let error):
@@ -103,13 +122,12 @@ final class SharedExchange: Sendable {
                 guard !state.isClosed else { return nil }
                 state.isClosed = true
                 defer { state.members = [:]; state.task = nil; state.body = Data() }
-                return (Array(state.members.values), state.response, state.body, state.metrics)
+                return (Array(state.members.values), state.head, state.body, state.metrics)
             }
-            guard let (members, response, body, metrics) = finished else { return }
+            guard let (members, head, body, metrics) = finished else { return }
             onClosed(self)
             for member in members {
-                // Replayed with progress: a member that joined late then still ends at the full count.
-                if let response { member.receive(.head(response)) }
+                if let head, !member.hasHead { member.receive(.head(head)) }
                 if !body.isEmpty { member.receive(.data(body)) }
                 if let metrics { member.receive(.metrics(metrics)) }
                 member.receive(.completed(error))
@@ -117,22 +135,21 @@ final class SharedExchange: Sendable {
         }
     }
 
-    /// A new response head: the body starts over.
-    private func started(_ response: ResponseHead) {
-        let watchers = state.withLock { state in
-            state.response = response
-            state.body = Data()
-            return Self.signOfLife(state)
-        }
-        watchers.forEach { $0.responseStarted(response) }
+    /// The members still listening, as they were before this event (whether each had seen the
+    /// head); from now on each has. `withHead: false` for a new head, which none has seen.
+    private static func takeMembers(_ state: inout State, withHead: Bool = true) -> [Member] {
+        guard !state.isClosed else { return [] }
+        let members = state.members.values.map { Member(receive: $0.receive, hasHead: withHead && $0.hasHead) }
+        for id in state.members.keys { state.members[id]?.hasHead = true }
+        return members
     }
 
-    /// A sign of life from the exchange: each member's idle timeout counts from now. Returns the
-    /// progress reporters of the members still listening.
-    private static func signOfLife(_ state: State) -> [ProgressReporter] {
-        guard !state.isClosed else { return [] }
-        for member in state.members.values { member.core.touch() }
-        return state.members.values.compactMap(\.progress)
+    /// Sends `event` to `members`, the head first to one that joined after it.
+    private static func send(_ event: TransportEvent, to members: [Member], head: ResponseHead?) {
+        for member in members {
+            if let head, !member.hasHead { member.receive(.head(head)) }
+            member.receive(event)
+        }
     }
 }
 

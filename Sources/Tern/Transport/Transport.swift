@@ -6,10 +6,10 @@ import Foundation
 /// A transport moves bytes and nothing else: it never follows redirects unless asked
 /// (`TransportRequest.followsRedirects`; Tern never asks, it follows them itself, the same on every
 /// platform), never decodes, and speaks Foundation value types only. For each `start` it reports,
-/// in order and never concurrently for the same request: zero or more `.response` events (each
-/// new response — after an auth retry, say — replaces the previous one and its body), `.data`
-/// chunks, `.sentBytes` progress and at most one `.metrics`, then exactly one `.completed`, never
-/// followed by anything. It must never create work after `invalidate()`; `start` then returns nil.
+/// in order and never concurrently for the same request: zero or more `.head` events (each new
+/// response — after an auth retry, say — replaces the previous one and its body), `.data` chunks
+/// (or `.receiving` counts and the whole body at the end), `.sentBytes` progress and at most one
+/// `.metrics`, then exactly one `.completed`, never followed by anything. It must never create work after `invalidate()`; `start` then returns nil.
 /// Thread safety: implementations must be safe to call from any thread.
 public protocol Transport: Sendable {
     /// Starts one exchange and reports it to `events`.
@@ -143,9 +143,10 @@ public enum TransportEvent: Sendable {
     /// A chunk of the (decompressed) body.
     case data(Data)
     /// Bytes of the body received so far, from a transport that hands the body over whole at the
-    /// end: a sign of life for the idle timeout, which counts from the last event of any kind.
-    /// Such a transport should send one now and then (a few times a second at most) while the
-    /// body comes in; one that sends `.data` as it goes needs none.
+    /// end: a sign of life for the idle timeout (which counts from the last event of any kind) and
+    /// the download progress until the body arrives. Such a transport should send one now and then
+    /// (a few times a second at most) while the body comes in; one that sends `.data` as it goes
+    /// needs none. The body's final `.data` is not counted again.
     case receiving(Int64)
     /// Upload progress: bytes of the body sent so far, and the total if known.
     case sentBytes(Int64, expected: Int64?)

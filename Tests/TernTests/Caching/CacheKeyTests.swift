@@ -121,6 +121,25 @@ import TernCache
         }
     }
 
+    /// A disk cache opened by the app serves as the disk level of every client given it: what
+    /// one client stored, another (with an empty memory level) reads; the configured directory
+    /// and settings are not used.
+    @Test func clientsShareAnInjectedDiskCache() async throws {
+        let directory = CacheFixture.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCache.open(directory)
+        let ignored = CacheFixture.directory("ignored")
+        let writer = try CacheFixture.client(policy, directory: ignored) { $0.diskCacheStore = store }
+        let reader = try CacheFixture.client(policy, directory: ignored) { $0.diskCacheStore = store }
+        let key = Fixture.uniqueKey("injected")
+        #expect(try await writer.send(CacheFixture.resource(key)).source == .network)
+        #expect(await eventually { (try? store.totalCount()) ?? 0 > 0 }, "the writer stored into the given cache")
+        #expect(try await reader.send(CacheFixture.resource(key)).source == .cache)
+        #expect(try await CacheFixture.hits(key).all == 1)
+        #expect(reader.responseCache.directory == directory)
+        #expect(!FileManager.default.fileExists(atPath: ignored.path), "the configured directory was opened")
+    }
+
     @Test func theMemoryLevelTakesCountAndAgeLimits() async throws {
         let counted = try CacheFixture.client(policy) { $0.memoryCache = MemoryCacheSettings(countLimit: 2) }
         for index in 0..<4 { _ = try await counted.send(CacheFixture.resource(Fixture.uniqueKey("count-\(index)"))) }

@@ -57,3 +57,22 @@ struct CacheReadStage: Sendable {
         }
     }
 }
+
+extension Call {
+    /// Stage 3: asks the cache first; a fresh entry answers, a miss goes on to the first attempt.
+    func readCache(_ plan: CachePlan) {
+        let stage = CacheReadStage(plan: plan, request: urlRequest, monitor: monitor)
+        stage.read(isRunning: { [core] in core.isRunning }) { [self] outcome in
+            switch outcome {
+            case .network(let request):
+                startAttempt(request, after: 0)
+            case .answer(let outcome):
+                finish(outcome, attempt: nil)
+            case .hitThenNetwork(let hit, let request):
+                // The network attempt starts once the hit is delivered: a fast transport could
+                // otherwise deliver the final result first (and the hit, arriving late, would be dropped).
+                deliverHit(hit) { [self] in startAttempt(request, after: 0) }
+            }
+        }
+    }
+}

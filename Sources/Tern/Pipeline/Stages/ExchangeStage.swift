@@ -3,11 +3,12 @@ import Foundation
 /// The exchange stage (per exchange): attempt *n* meets the transport.
 ///
 /// The offline policy comes first (fail at once, or wait for the network); then the transfer's
-/// files take part (`TransferStage.swift`); then one exchange starts, alone on the transport or
-/// as a member of an identical shared one (`RepeatStrategy.share`). Its events feed a fresh
-/// `Attempt`, which hands the call one outcome when the exchange completes.
+/// files take part (`TransferStage.swift`); then one exchange starts through the client's
+/// `SharingTransport`: alone, or as a member of an identical shared one (`RepeatStrategy.share`).
+/// Either way its events feed a fresh `Attempt`, which hands the call one outcome when the
+/// exchange completes.
 extension Call {
-    /// Sends attempt `number` through the transport, or joins an identical shared exchange.
+    /// Sends attempt `number` through the transport, alone or sharing an identical exchange.
     func send(_ urlRequest: URLRequest, attempt number: Int) {
         if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
             !network.status.isReachable
@@ -18,17 +19,12 @@ extension Call {
         guard let (urlRequest, exchange) = exchange(for: urlRequest, attempt: number) else { return }
         monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
         let attempt = Attempt(number: number, sending: exchange, call: self)
-        if strategy == .share, !movesFiles,
-            let membership = client.join(
-                attempt.member, sending: exchange, of: core.id, sharing: RequestIdentity(urlRequest, naming: identityHeaders))
-        {
-            core.attach(membership, attempt: number)
-        } else if let task = client.startExchange(exchange, events: { attempt.receive($0) }) {
-            core.attach(task, attempt: number)
-        } else {
-            // The transport was invalidated after `send` checked.
-            core.fail(.clientInvalidated)
+        let identity = options.repeatStrategy == .share && !movesFiles ? RequestIdentity(urlRequest, naming: options.identityHeaders) : nil
+        guard let task = client.exchanges.start(exchange, for: core.id, sharing: identity, events: { attempt.receive($0) })
+        else {
+            return core.fail(.clientInvalidated)  // the transport was invalidated after `send` checked
         }
+        core.attach(task, attempt: number)
     }
 
     /// Attempt `number` meets an offline device: fails at once, or waits for the network.
@@ -45,13 +41,23 @@ extension Call {
         }
     }
 
+    /// Tells the monitors how attempt `attempt` ended; an attempt of a request that already
+    /// ended (cancelled, timed out) is not news.
+    func report(_ outcome: Result<RawResponse, URLError>, of attempt: Attempt<Value>) {
+        guard let monitor, core.phase != .finished else { return }
+        switch outcome {
+        case .success(let raw): monitor.send(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
+        case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))
+        }
+    }
+
     /// The error a transport failure becomes.
     func transportError(_ error: URLError) -> TernError {
         if let host = error.userInfo[TLSFailure.pinnedHostKey] as? String { return .pinningFailed(host: host) }
         return switch error.code {
-        case .timedOut: .timedOut(after: timeout)
+        case .timedOut: .timedOut(after: options.timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
-        case .dataLengthExceedsMaximum: sizeLimit.map { .responseTooLarge(limit: $0) } ?? .transport(error)
+        case .dataLengthExceedsMaximum: options.sizeLimit.map { .responseTooLarge(limit: $0) } ?? .transport(error)
         default: .transport(error)
         }
     }

@@ -54,12 +54,12 @@ extension Call {
     func admit() {
         core.begin(self)
         monitor?.send(.created(urlRequest))
-        switch client.admit(core, strategy: strategy) {
+        switch client.admit(core, strategy: options.repeatStrategy) {
         case .duplicate:
             core.cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
-            core.startTimers(idle: timeout, attemptLimit: retryPolicy.attemptTimeout, deadline: options.deadline)
+            core.startTimers(idle: options.timeout, attemptLimit: options.retryPolicy.attemptTimeout, deadline: options.deadline)
             if let plan, plan.reads {
                 readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
             } else {

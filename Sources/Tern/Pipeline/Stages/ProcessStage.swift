@@ -19,7 +19,7 @@ extension Call {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
                 if validating {
-                    try validation.validate(
+                    try options.validation.validate(
                         raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes, method: core.method.rawValue)
                 }
                 if let download, raw.source == .network, let file = try download.complete(raw.response) as? Value {

@@ -11,7 +11,7 @@ extension Call {
         var urlRequest = urlRequest
         // A streamed body (`onChunk`, `ByteStream`) is limited like a kept one: its total bytes,
         // unless the request lifts the limit (`maximumResponseSize = Int.max`).
-        var destination = TransportRequest.Destination.memory(limit: sizeLimit)
+        var destination = TransportRequest.Destination.memory(limit: options.sizeLimit)
         if let download {
             // Each attempt (a retry too) resumes from what is on disk now.
             destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
