@@ -25,11 +25,11 @@ final class ProgressLog: Sendable {
 @Suite struct ProgressTests {
     /// Sends `request` with a progress log on `queue` and waits for its completion.
     func run<Value>(
-        _ client: Client, _ request: Request<Value>, queue: CallbackQueue = .queue(DispatchQueue(label: "progress"))
+        _ client: Client, _ request: Request<Value>, queue: CallbackQueue = .queue(DispatchQueue(label: "progress")),
+        log: ProgressLog = ProgressLog()
     )
         async -> (Result<Response<Value>, TernError>, ProgressLog)
     {
-        let log = ProgressLog()
         var request = request.onProgress { log.record(.progress($0)) }
         request.callbackQueue = queue
         let result = await withCheckedContinuation { continuation in
@@ -163,9 +163,12 @@ final class ProgressLog: Sendable {
     /// progress that only rises, up to the full count. The body is kept once for all members.
     @Test func aLateMemberOfASharedExchangeCatchesUp() async throws {
         let client = Client(baseURL: try TestServers.fixture()) { $0.repeatStrategy = .share }
-        let request = Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 20_000, "interval": 0.05])
-        async let first = run(client, request)
-        try await Task.sleep(milliseconds: 250)
+        // 20 chunks 100 ms apart; the second caller comes once the first chunk is in, so it
+        // joins halfway even on a loaded machine.
+        let request = Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 10_000, "interval": 0.1])
+        let firstLog = ProgressLog()
+        async let first = run(client, request, log: firstLog)
+        #expect(await eventually(within: 30) { !firstLog.progress(.download).isEmpty })
         async let late = run(client, request)
         let (a, b) = await (first, late)
         for (result, log) in [a, b] {

@@ -1,6 +1,17 @@
 import Foundation
 
-/// Every way a Tern request can fail, one case per phase of its life.
+/// Every way a Tern request can fail, one case per failure; where one failure has several reasons,
+/// they are a nested enum (`InvalidRequestReason`, `RedirectFailure`, `CancellationReason`).
+///
+/// By the phase of the request's life they belong to:
+/// - **before anything is sent**: `invalidRequest`, `unsupportedConfiguration`,
+///   `clientInvalidated`, `cacheMiss`;
+/// - **on the way**: `transport`, `pinningFailed`, `timedOut`, `deadlineExceeded`,
+///   `redirectFailed`, `responseTooLarge`;
+/// - **the answer**: `unacceptableStatus`, `unacceptableContentType`, `decoding`, `business`,
+///   `rejected` (a hook's own error);
+/// - **the request as a whole**: `cancelled`, `failedAfterRetries` (which wraps the last
+///   attempt's failure; the accessors look through it).
 ///
 /// The same failure gives the same case on every callback style and platform: a stalled server
 /// is `.timedOut` whether URLSession's idle timer or Tern's own fired first, a 404 is

@@ -163,11 +163,13 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
             result = process(outcome, route: route, validating: false)
         case .proceed:
             result = process(outcome, route: route)
-            let stage = RetryStage(policy: options.retryPolicy, afterAttempt: client.configuration.afterAttempt)
-            let decision = stage.decide(
-                result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
-                chunksDelivered: chunkSink?.hasDelivered == true, secondsLeft: core.secondsUntilDeadline)
-            if case .retry(let delay) = decision {
+            // Only a failure can be retried (or the engine's test hook decide): a success goes on.
+            let afterAttempt = client.configuration.afterAttempt
+            if result.failure != nil || afterAttempt != nil,
+                case .retry(let delay) = RetryStage(policy: options.retryPolicy, afterAttempt: afterAttempt).decide(
+                    result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
+                    chunksDelivered: chunkSink?.hasDelivered == true, secondsLeft: core.secondsUntilDeadline)
+            {
                 return retry(after: delay, from: route, error: result.failure)
             }
         }
