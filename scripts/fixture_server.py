@@ -16,6 +16,9 @@ Loopback only. Endpoints (all GET unless noted):
   /slow-pattern?n=N&chunk=C&interval=I  /pattern with Content-Length, C bytes at a time, I seconds apart
   /counted?key=K&seconds=S  counts a request under K, waits S seconds, answers {"key": K, "n": count}
   /count?key=K              how many /counted requests K has received: {"key": K, "count": N}
+  /counted?key=K&hold=H, /slow-pattern?...&hold=H  wait (after the count; after the first chunk)
+                            until /release?key=H, at most 60 s: a test decides when the answer goes on
+  /release?key=H            lets every request held under H go on (and any that comes later)
   /cached?key=K&etag=E&lm=1&cc=C&code=N  a cacheable JSON resource (see _cached), counted under K
   /cached-state?key=K&state=up|503|reset  makes /cached?key=K answer normally, 503, or reset
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
@@ -70,6 +73,14 @@ COUNTS = {}
 TIMES = {}
 STATES = {}
 COUNTS_LOCK = threading.Lock()
+# Held requests wait on these (see /release).
+RELEASES = {}
+RELEASES_LOCK = threading.Lock()
+
+
+def release_event(key):
+    with RELEASES_LOCK:
+        return RELEASES.setdefault(key, threading.Event())
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -166,6 +177,8 @@ class Handler(BaseHTTPRequestHandler):
             for start in range(0, n, chunk):
                 self.wfile.write(body[start:start + chunk])
                 self.wfile.flush()
+                if start == 0 and q.get("hold"):
+                    release_event(q["hold"]).wait(60)
                 time.sleep(interval)
             return
         if route == "/cached":
@@ -179,8 +192,13 @@ class Handler(BaseHTTPRequestHandler):
             with COUNTS_LOCK:
                 COUNTS[key] = COUNTS.get(key, 0) + 1
                 n = COUNTS[key]
+            if q.get("hold"):
+                release_event(q["hold"]).wait(60)
             time.sleep(float(q.get("seconds", "0")))
             return self._send(200, json.dumps({"key": key, "n": n, "q": q.get("q", "")}).encode())
+        if route == "/release":
+            release_event(q.get("key", "")).set()
+            return self._send(200, b'{"released": true}')
         if route == "/count":
             key = q.get("key", "")
             with COUNTS_LOCK:

@@ -163,13 +163,15 @@ final class ProgressLog: Sendable {
     /// progress that only rises, up to the full count. The body is kept once for all members.
     @Test func aLateMemberOfASharedExchangeCatchesUp() async throws {
         let client = Client(baseURL: try TestServers.fixture()) { $0.repeatStrategy = .share }
-        // 20 chunks 100 ms apart; the second caller comes once the first chunk is in, so it
-        // joins halfway even on a loaded machine.
-        let request = Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 10_000, "interval": 0.1])
+        // The server holds the body after its first chunk until the second caller has joined.
+        let hold = Fixture.uniqueKey("late-member")
+        let request = Request<Data>("slow-pattern", query: ["n": 200_000, "chunk": 20_000, "interval": 0.02, "hold": hold])
         let firstLog = ProgressLog()
         async let first = run(client, request, log: firstLog)
         #expect(await eventually(within: 30) { !firstLog.progress(.download).isEmpty })
         async let late = run(client, request)
+        #expect(await eventually(within: 30) { client.runningRequests.count == 2 })
+        try await Fixture.release(hold)
         let (a, b) = await (first, late)
         for (result, log) in [a, b] {
             #expect(try result.get().data.count == 200_000)

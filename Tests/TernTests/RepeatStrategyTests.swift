@@ -62,17 +62,19 @@ import Testing
     @Test func shareCoalescesAHundredCallersIntoOneNetworkCall() async throws {
         let key = Fixture.uniqueKey("share")
         let outcomes = Outcomes()
-        let request = Request<JSON>("counted", query: ["key": key, "seconds": 2]).repeating(.share)
+        // The server holds its answer until every caller has joined, however slow the machine.
+        let query: Parameters = ["key": key, "hold": key]
+        let request = Request<JSON>("counted", query: query).repeating(.share)
         let recorder = RecordingDelegate()
         let delegated = Locked<[Response<any Sendable>]>([])
         recorder.onResult = { result in if case .success(let response) = result { delegated.withLock { $0.append(response) } } }
         let awaited = Task { try await client.send(request) }
-        let raw = Task { try await client.send(Request<Data>("counted", query: ["key": key, "seconds": 2]).repeating(.share)) }
-        // Both async callers must have joined before the others (their tasks may start late on a
-        // loaded machine, after a 2 s call would have ended).
+        let raw = Task { try await client.send(Request<Data>("counted", query: query).repeating(.share)) }
         while client.runningRequests.count < 2 { try await Task.sleep(milliseconds: 5) }
+        // A plain send joins before it returns (no adapters).
         for index in 0..<97 { client.send(request) { outcomes.record(index, $0) } }
         client.send(request, delegate: recorder)
+        try await Fixture.release(key)
         await outcomes.wait(for: 97)
         let (awaitedResponse, rawResponse) = try await (awaited.value, raw.value)
         try await Task.sleep(milliseconds: 100)

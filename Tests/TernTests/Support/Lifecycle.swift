@@ -12,6 +12,12 @@ enum Fixture {
         let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
         return try await client.send(Request<JSON>("count", query: ["key": key])).json["count"]?.int ?? -1
     }
+
+    /// Lets the fixture's requests held under `key` (`hold=key`) go on.
+    static func release(_ key: String) async throws {
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        _ = try await client.send(Request<JSON>("release", query: ["key": key]))
+    }
 }
 
 /// Collects the terminal callbacks of closure-style requests by index.
