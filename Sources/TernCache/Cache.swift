@@ -50,6 +50,7 @@ public final class Cache: Sendable {
 
     /// Opens a two-level cache whose disk level lives in `directory`.
     /// - Parameters:
+    ///   - directory: Where the disk level keeps its database and files.
     ///   - memoryCountLimit: The most items kept in memory.
     ///   - memoryCostLimit: The most bytes kept in memory; 32 MB by default.
     ///   - memoryAgeLimit: Seconds an item stays in memory after its last access.

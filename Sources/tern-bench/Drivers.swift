@@ -62,7 +62,7 @@ struct SessionDriver: Driver {
     }
 }
 
-/// URLSession's completion-handler API bridged to async: the classic way (the seeds' `dataTask`).
+/// URLSession's completion-handler API bridged to async: the classic way (an AFNetworking-style `dataTask`).
 struct ClosureSessionDriver: Driver {
     let name = "urlsession-closure"
     let session: URLSession

@@ -12,6 +12,8 @@ import Darwin
 /// searches were cancelled. Enter, Escape or Ctrl-D ends it.
 // Sendable: `text` and `cancelled` are only touched while holding `lock`.
 final class InteractiveSearch: @unchecked Sendable {
+    /// Result rows shown under the prompt: the screen stays short enough to keep the prompt in view.
+    static let visibleRows = 12
     private let lock = NSLock()
     private var text = ""
     private var cancelled = 0
@@ -82,8 +84,12 @@ final class InteractiveSearch: @unchecked Sendable {
         let screen = lock.withLock { () -> String in
             var lines = ["\u{1B}[2J\u{1B}[Hsearch> \(text)"]
             if let results {
-                lines.append(results.isEmpty ? "  no city matches" : "  \(results.count) cities:")
-                lines += results.map { "  " + WeatherApp.row($0) }
+                lines.append(results.isEmpty ? "  no city matches" : "  \(WeatherApp.cities(results.count)):")
+                // A short screen keeps the prompt in view: the first rows, then how many more.
+                lines += results.prefix(Self.visibleRows).map { "  " + WeatherApp.row($0) }
+                if results.count > Self.visibleRows {
+                    lines.append("  … and \(results.count - Self.visibleRows) more: type more letters")
+                }
             }
             lines.append("  stale searches cancelled: \(cancelled)")
             return lines.joined(separator: "\r\n")

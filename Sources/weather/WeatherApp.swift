@@ -55,11 +55,12 @@ struct WeatherApp {
         let stale = rows.filter { $0.hasSuffix(Self.marker(.stale)) }.count
         let fresh = refreshed.withLock { $0 }
         if stale > 0 {
-            print("The weather server is unreachable: \(stale) of \(rows.count) cities show cached data (stale).")
+            let verb = stale == 1 ? "shows" : "show"
+            print("The weather server is unreachable: \(stale) of \(Self.cities(rows.count)) \(verb) cached data (stale).")
         } else if fresh < rows.count {
-            print("\(fresh) of \(rows.count) cities refreshed; \(rows.count - fresh) could not be.")
+            print("\(fresh) of \(Self.cities(rows.count)) refreshed; \(rows.count - fresh) could not be.")
         } else {
-            print(String(format: "%d cities refreshed concurrently in %.0f ms", rows.count, Date().timeIntervalSince(started) * 1000))
+            print(String(format: "%@ refreshed concurrently in %.0f ms", Self.cities(rows.count), Date().timeIntervalSince(started) * 1000))
         }
         return 0
     }
@@ -84,7 +85,8 @@ struct WeatherApp {
     func search(_ text: String) async -> Int32 {
         do {
             let cities = try await api.send(WeatherAPI.search(query: text)).value.cities
-            print(cities.isEmpty ? "No city matches \"\(text)\"." : "\(cities.count) cities match \"\(text)\":")
+            let verb = cities.count == 1 ? "matches" : "match"
+            print(cities.isEmpty ? "No city matches \"\(text)\"." : "\(Self.cities(cities.count)) \(verb) \"\(text)\":")
             cities.forEach { print("  " + Self.row($0) + "  id \($0.id)") }
             return 0
         } catch {
@@ -119,7 +121,11 @@ struct WeatherApp {
             return 0
         case ("add", let name?):
             guard let id = Self.resolve(name) else { return Self.unknownCity(name) }
-            if !ids.contains(id) { ids.append(id) }
+            guard !ids.contains(id) else {
+                print("\(name) is already a favourite.")
+                return 0
+            }
+            ids.append(id)
             return save(ids, "Added \(name).")
         case ("remove", let name?):
             guard let id = Self.resolve(name) else { return Self.unknownCity(name) }
@@ -149,6 +155,11 @@ struct WeatherApp {
     }
 
     /// `text` padded with spaces to `columns` terminal columns; CJK characters take two.
+    /// "1 city", "4 cities".
+    static func cities(_ count: Int) -> String {
+        count == 1 ? "1 city" : "\(count) cities"
+    }
+
     static func padded(_ text: String, to columns: Int) -> String {
         let width = text.unicodeScalars.reduce(0) { $0 + ($1.value >= 0x1100 && $1.properties.isIdeographic ? 2 : 1) }
         return text + String(repeating: " ", count: max(1, columns - width))

@@ -1,7 +1,7 @@
 import Foundation
 import Tern
 
-// `weather`: the seeds' weather app on a terminal, built only on Tern's public API.
+// `weather`: a weather app on a terminal, built only on Tern's public API.
 // It runs offline against embedded data (served through TernStubs) unless `--base-url URL`
 // names a real server, such as scripts/weather_server.py.
 

@@ -367,6 +367,31 @@ func readmeCrawl(_ api: Client, pages: [String]) async throws -> [JSON] {
 }
 #endif
 
+func readmeTourLifecycle(api: Client, screen: AnyObject, text: String) {
+    let search = Request<[City]>("search", query: ["q": text])
+        .repeating(.cancelOlder, key: "search")           // a newer search cancels the older one
+        .owned(by: screen)                                 // cancelled when the screen is released
+        .tagged("search")
+    api.send(search) { result in print(result) }
+    api.cancel(tag: "search")                              // or cancel(url:), cancelAll()
+}
+
+func readmeTourCache(api: Client) {
+    let forecast = Request<JSON>("forecast", query: ["city": "101010100"])
+        .caching(CachePolicy(read: .cacheThenNetwork, write: .both, maxAge: 600))
+    api.send(forecast, cached: { hit in show(hit.json) }, completion: { result in
+        if case .success(let fresh) = result { show(fresh.json) }
+    })
+}
+
+func readmeTourTransfers(api: Client, folder: URL) async throws {
+    let radar = Request.download("radar", to: folder.appendingPathComponent("radar.png"),
+                                 options: DownloadOptions(isResumable: true))   // run it again: it resumes
+    let file = try await api.send(radar.onDownloadProgress { print($0.fractionCompleted ?? 0) }).value
+    for try await event in api.stream(Request<Data>("updates")).events { print(event.data) }
+    _ = file
+}
+
 @Suite struct ReadmeExamplesTests {
     @Test func everyReadmeSampleIsCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

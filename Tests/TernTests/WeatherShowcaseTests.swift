@@ -138,6 +138,10 @@ import Testing
         #expect(detail.output.components(separatedBy: "\n").filter { $0.hasPrefix("  day ") }.count == 5)
 
         #expect(try await Self.run(data + ["fav", "add", "成都"]).output.contains("Added 成都."))
+        let again = try await Self.run(data + ["fav", "add", "成都"])
+        #expect(again.status == 0 && again.output.contains("成都 is already a favourite."), "\(again.output)")
+        #expect(!again.output.contains("Added"))
+        #expect(try await Self.run(base + ["search", "哈尔滨"]).output.contains("1 city matches \"哈尔滨\""))
         #expect(try await Self.run(data + ["fav", "remove", "beijing"]).output.contains("Removed beijing."))
         let list = try await Self.run(data + ["fav", "list"])
         #expect(list.output.contains("成都 Chengdu") && !list.output.contains("北京 Beijing"), "\(list.output)")
@@ -281,9 +285,18 @@ import Testing
     @Test func interactiveSearchFindsWhatIsTypedInChinese() async throws {
         let output = try await typeIntoInteractiveSearch("北京", gap: 0.2)
         let screens = output.components(separatedBy: "\u{1B}[2J").dropFirst()
-        let last = try #require(screens.last { $0.contains("cities:") }, "no results were shown:\n\(output)")
+        let last = try #require(screens.last { $0.contains("cities:") || $0.contains("1 city:") }, "no results were shown:\n\(output)")
         #expect(last.contains("search> 北京") && last.contains("Beijing"), "\(output)")
         #expect(output.contains("final query: 北京"), "\(output)")
+    }
+
+    /// A search with many results keeps the prompt on screen: the first rows, then how many more.
+    @Test func interactiveSearchKeepsThePromptInView() async throws {
+        let output = try await typeIntoInteractiveSearch("s", gap: 0.2)
+        let screens = output.components(separatedBy: "\u{1B}[2J").dropFirst()
+        let last = try #require(screens.last { $0.contains("cities:") }, "no results were shown:\n\(output)")
+        let rows = last.components(separatedBy: "\r\n").filter { $0.hasPrefix("  ") && $0.contains("°C") }
+        #expect(rows.count == 12 && last.contains("more: type more letters"), "\(last)")
     }
 
     @Test func interactiveSearchShowsOnlyTheFinalQuerysResults() async throws {
@@ -291,7 +304,7 @@ import Testing
         // pseudo-terminal, as a user would.
         let output = try await typeIntoInteractiveSearch("she", gap: 0.02)
         let screens = output.components(separatedBy: "\u{1B}[2J").dropFirst()
-        let withResults = screens.filter { $0.contains("cities:") || $0.contains("no city matches") }
+        let withResults = screens.filter { $0.contains("cities:") || $0.contains("1 city:") || $0.contains("no city matches") }
         #expect(!withResults.isEmpty, "no results were shown:\n\(output)")
         // A result screen only ever shows the text typed so far, and the last one the final text.
         #expect(withResults.allSatisfy { !$0.contains("Shanghai") || !$0.contains("search> she") }, "\(output)")

@@ -3,7 +3,7 @@ import Foundation
 /// Where a closure or delegate callback runs.
 /// Thread safety: a value type, safe to share.
 public enum CallbackQueue: Sendable {
-    /// The main queue; runs at once when already on the main thread (the seeds'
+    /// The main queue; runs at once when already on the main thread (AFNetworking's
     /// `dispatch_main_async_safe`), else asynchronously. The default.
     case main
     /// A queue of your choice, always asynchronously.

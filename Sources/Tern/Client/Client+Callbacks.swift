@@ -22,7 +22,7 @@ extension Client {
         }
     }
 
-    /// Sends a request with separate success and failure closures, as the seeds' managers do.
+    /// Sends a request with separate success and failure closures, as AFNetworking's managers do.
     ///
     /// Exactly one of the two is called once, on `queue`, else the request's or the client's
     /// callback queue (the main queue by default).

@@ -3,19 +3,19 @@ import Foundation
 /// How body parameters are sent (`post`, `RequestBody.parameters`, `ClientConfiguration.bodyEncoding`).
 /// Thread safety: a value type, safe to share.
 public enum BodyEncoding: Sendable, Equatable {
-    /// `application/x-www-form-urlencoded` (the seeds' default).
+    /// `application/x-www-form-urlencoded` (AFNetworking's default).
     case form
     /// `application/json`.
     case json
 }
 
-/// One-line calls that return untyped JSON, as the seeds' `NetworkManager` and
+/// One-line calls that return untyped JSON, as an AFNetworking-style `NetworkManager` and
 /// `HIHTTPRequestManager` offer them. `get` uses the client's `oneLineGetStrategy` when set:
-/// `Client.shared` sets `.cancelOlder` (as the seed's `NetworkManager` does), so a new GET of the
+/// `Client.shared` sets `.cancelOlder` (as an AFNetworking-style `NetworkManager` does), so a new GET of the
 /// same URL cancels the one in flight; an app's own client opts in the same way.
 extension Client {
     /// GETs a URL with query parameters; `completion` gets parsed JSON or an error on the main
-    /// queue (the client's callback queue) — seed 000's `GET:parameters:completion:`.
+    /// queue (the client's callback queue) — an AFNetworking-style `GET:parameters:completion:`.
     /// - Parameters:
     ///   - url: Absolute URL, or a path relative to the base URL.
     ///   - parameters: Query parameters (see `ParameterEncoding`).
@@ -52,7 +52,7 @@ extension Client {
     }
 
     /// GETs a URL with query parameters, with separate success and failure closures
-    /// (seed 001's `GETWithRequestTag:URLString:parameters:success:failure:`).
+    /// (an AFNetworking-style `GETWithRequestTag:URLString:parameters:success:failure:`).
     /// - Parameters:
     ///   - url: Absolute URL, or a path relative to the base URL.
     ///   - parameters: Query parameters (see `ParameterEncoding`).

@@ -42,7 +42,7 @@ extension Client {
             .map { RunningRequest(id: $0.id, method: $0.method, url: $0.url, tags: $0.tags, phase: $0.phase) }
     }
 
-    /// Cancels every request in flight whose URL matches `url` (the seed's `cancelRequestForURL:`).
+    /// Cancels every request in flight whose URL matches `url` (an AFNetworking-style manager's `cancelRequestForURL:`).
     /// - Parameters:
     ///   - url: An absolute URL or a path relative to the base URL, as in a `Request`.
     ///   - matching: `.exact` (the default: the query counts, in any order) or `.ignoringQuery`.
@@ -66,7 +66,7 @@ extension Client {
         cancel { $0.tags.contains(tag) }
     }
 
-    /// Cancels every request of this client in flight (the seed's `cancelAllRequests`).
+    /// Cancels every request of this client in flight (an AFNetworking-style manager's `cancelAllRequests`).
     /// - Returns: How many requests were cancelled.
     @discardableResult
     public func cancelAll() -> Int {

@@ -1,7 +1,7 @@
 import Foundation
 import TernCache
 
-/// Everything a `Client` is set up with: one server's defaults ("API team" in the seeds).
+/// Everything a `Client` is set up with: one server's defaults (an "API team" in YBNetwork's terms).
 ///
 /// Build it with `Client(baseURL:configure:)` or set the properties and pass it to
 /// `Client(configuration:)`. A client copies it once; changing it afterwards has no effect.
@@ -82,7 +82,7 @@ public struct ClientConfiguration: Sendable {
     /// What to do when a request is sent while an identical one is in flight. Default `.allow`.
     public var repeatStrategy: RepeatStrategy
     /// The repeat strategy of the one-line `get(_:parameters:…)` calls, when set; nil (the
-    /// default) uses `repeatStrategy`. `Client.shared` sets `.cancelOlder`, as the seed's
+    /// default) uses `repeatStrategy`. `Client.shared` sets `.cancelOlder`, as an AFNetworking-style
     /// `NetworkManager` does: a new GET of the same URL cancels the one in flight.
     public var oneLineGetStrategy: RepeatStrategy?
     /// Headers that tell callers apart for repeat strategies, besides `Authorization` and `Cookie`

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The endpoints of one API team or server, sharing configuration without subclassing — the
-/// Swift form of the seeds' one base request per team (`YBBaseRequest`).
+/// Swift form of YBNetwork's one base request per team (`YBBaseRequest`).
 ///
 /// A group gives its requests a base URL, headers, parameter and body encodings, a JSON decoder,
 /// validation, timeout, retry and cache defaults, tags and hooks. Each applies between the

@@ -16,7 +16,7 @@ extension Request: RequestConvertible {
 }
 
 /// One endpoint of an API, described once: its group, path, method, parameters, response type and
-/// strategies — the Swift form of the seeds' one request subclass per endpoint. Only `group` and
+/// strategies — the Swift form of YBNetwork's one request subclass per endpoint. Only `group` and
 /// `path` are required; everything else has a default that defers to the group and the client.
 /// ```swift
 /// struct CitySearch: Endpoint {

@@ -2,7 +2,7 @@ import Foundation
 
 /// Request parameters: string keys and values of the kinds `ParameterEncoding` documents.
 ///
-/// Written as dictionary literals, like the seeds' `NSDictionary`:
+/// Written as dictionary literals, like AFNetworking's `NSDictionary` parameters:
 /// `["q": "北京", "page": 2, "tags": ["a", "b"], "filter": ["min": 1], "debug": true]`.
 /// Thread safety: a value type of `Sendable` values, safe to share.
 public typealias Parameters = [String: any Sendable]

@@ -1,6 +1,6 @@
 import Foundation
 
-/// An untyped JSON value: what the seeds' `NSDictionary` callbacks gave, made `Sendable`.
+/// An untyped JSON value: what AFNetworking's `NSDictionary` callbacks gave, made `Sendable`.
 ///
 /// Read it with subscripts and typed accessors: `json["data"]?["cities"]?[0]?["name"]?.string`,
 /// `json["code"]?.int == 0`. `anyValue` converts back to Foundation types for older code.

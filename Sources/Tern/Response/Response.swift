@@ -126,7 +126,7 @@ final class ResponseDetails: Sendable {
 }
 
 extension Response where Value == JSON {
-    /// The parsed JSON body (same as `value`), as in the seeds' `completion(json, error)`.
+    /// The parsed JSON body (same as `value`), as in an AFNetworking-style `completion(json, error)`.
     public var json: JSON { value }
 }
 

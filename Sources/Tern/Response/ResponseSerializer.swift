@@ -100,7 +100,7 @@ extension ResponseSerializer where Value == JSON {
 
     /// Untyped JSON, optionally falling back to the body as text.
     /// - Parameter fallbackToString: When true, a body that is not JSON (or not labelled as JSON)
-    ///   becomes `.string(body)` instead of an error, as the seeds' `HIHTTPRequestManager` does.
+    ///   becomes `.string(body)` instead of an error, as an AFNetworking-style `HTTPRequestManager` does.
     public static func json(fallbackToString: Bool) -> ResponseSerializer<JSON> {
         ResponseSerializer(
             acceptableContentTypes: fallbackToString ? nil : jsonContentTypes, emptyValue: .null,

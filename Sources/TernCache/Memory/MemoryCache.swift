@@ -80,7 +80,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     }
 
     /// Stores `value` for `key` as the most recently used entry, then trims to the limits.
-    /// - Parameter cost: The entry's cost towards `costLimit` (0 by default).
+    /// - Parameters:
+    ///   - value: The value to keep.
+    ///   - key: Its key; an entry already stored under it is replaced.
+    ///   - cost: The entry's cost towards `costLimit` (0 by default).
     @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) {
         let now = MonotonicClock.now()
