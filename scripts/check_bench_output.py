@@ -21,7 +21,8 @@ if sys.platform.startswith("linux"):
                  ("seq-chained-curl", "req_per_s"), ("seq-chained-curl", "cpu_us_per_req"),
                  ("seq-curl-executor", "req_per_s"), ("seq-curl-executor", "cpu_us_per_req")}
     if shutil.which("curl"):
-        expected |= {("seq-curl-cli", "us_per_req"), ("seq-curl-cli", "cpu_us_per_req")}
+        expected |= {("seq-curl-cli", "us_per_req"), ("seq-curl-cli", "cpu_us_per_req"),
+                     ("64-curl-cli", "req_per_s"), ("64-curl-cli", "cpu_us_per_req"), ("download-10mb-curl-cli", "mb_per_s")}
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 seen = set()
 for row in rows:

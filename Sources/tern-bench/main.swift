@@ -276,6 +276,20 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
                 failures: 0), better: higher)
         log("  seq-curl-cli: round \(round + 1)/\(options.rounds) done")
     }
+    log("== 64-curl-cli / download-10mb-curl-cli: Tern on libcurl against the curl tool (--parallel-max 64; 10 MB files), baseline column")
+    for round in 0..<options.rounds {
+        let count = options.count(20_000)
+        guard let cli = CurlCommandLine.parallel(url: options.baseURL + "/tiny.json", count: count, inFlight: 64),
+            let cliMegabytes = CurlCommandLine.downloads(url: options.baseURL + "/10mb.bin", count: options.count(20), megabytes: 10)
+        else { break }
+        record("64-curl-cli", "tern", await workloads.concurrent(wide.tern, count: count, inFlight: 64), better: higher)
+        record(
+            "64-curl-cli", "urlsession",
+            RoundResult(metrics: ["req_per_s": cli.perSecond, "cpu_us_per_req": cli.cpuMicroseconds], failures: 0), better: higher)
+        record("download-10mb-curl-cli", "tern", await workloads.downloads(curl.tern, count: options.count(20)), better: higher)
+        record("download-10mb-curl-cli", "urlsession", RoundResult(metrics: ["mb_per_s": cliMegabytes], failures: 0), better: higher)
+        log("  64-curl-cli / download-10mb-curl-cli: round \(round + 1)/\(options.rounds) done")
+    }
     if let client = Chained.curlClient() {
         log(
             "== seq-chained-curl: \(options.count(2_000)) sequential GETs, each completion sending the next (Tern's closure API, .immediate, on libcurl; URLSession's completion handler)"

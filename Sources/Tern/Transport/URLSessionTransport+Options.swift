@@ -5,11 +5,11 @@ extension URLSessionTransport {
     public enum Delivery: Sendable, Equatable {
         /// Whole, once the response is complete, through the task's completion handler: on Linux
         /// each delegate event costs a hop through the delegate `OperationQueue`, and this path
-        /// saves two of them per request (README, Limits). But a size limit can only be checked
-        /// against the `Content-Length` the task announces, by a watchdog every 50 ms, which
-        /// URLSession can hold up under load; a body that announces nothing is checked when
-        /// complete. URLSession reports nothing until such a response is complete, so the idle
-        /// timeout sees no sign of life before: it bounds the whole exchange.
+        /// saves two of them per request (see the Performance article). But a size limit can
+        /// only be checked against the `Content-Length` the task announces, by a watchdog every
+        /// 50 ms, which URLSession can hold up under load; a body that announces nothing is
+        /// checked when complete. URLSession reports nothing until such a response is complete,
+        /// so the idle timeout sees no sign of life before: it bounds the whole exchange.
         case buffered
         /// Chunk by chunk as it arrives, through the session delegate. The default: a size limit
         /// refuses an announced `Content-Length` as the head arrives and stops any longer body as

@@ -18,7 +18,7 @@ public final class DiskCache: Sendable {
     /// Thread safety: a value type, safe to share.
     public struct Configuration: Sendable {
         /// Values up to this many bytes are stored inside SQLite, larger ones as files. 32 KB by
-        /// default: measured on a 2-core Linux VM (README, "TernCache"), inline reads keep up with
+        /// default: measured on a 2-core Linux VM (Tern's Performance article), inline reads keep up with
         /// file reads up to 32 KB and fall to a third of them at 64 KB, while inline writes are
         /// 3–8 times faster than creating a file at every size up to 64 KB.
         public var inlineThreshold = 32 * 1024
