@@ -178,3 +178,6 @@ for row in "memory get | MemoryCache" "memory set | NSCache" "disk set 100 B | r
            "disk get 100 KB | file per value" "threshold get 128 KB | file"; do
     grep -q "| $row |" "$logs/cache-bench.md" || { echo "cache benchmark output lacks \"$row\"" >&2; cat "$logs/cache-bench.md" >&2; exit 1; }
 done
+echo "== tern-bench --parsers smoke run (one round): Tern's JSON parser, JSONSerialization, JSONDecoder"
+"$(swift build -c release --show-bin-path)/tern-bench" --parsers --rounds 1 >"$logs/parsers.md"
+grep -q "^parser throughput .* MB/s" "$logs/parsers.md" || { echo "parser benchmark output lacks its throughput" >&2; cat "$logs/parsers.md" >&2; exit 1; }

@@ -14,6 +14,8 @@ struct Options {
     var rssChild: String?
     var inflightChild: String?
     var micro = false
+    /// JSON parsing and decoding rows only (`ParserBench`).
+    var parsers = false
     var microThresholds = false
     var variants = false
     var hooks = false
@@ -26,7 +28,8 @@ struct Options {
     var curlOnly = false
     /// Only this many sequential GETs by Tern on libcurl, for a profiler: `--profile-curl N`
     /// (async), `--profile-chained N` (each completion on the loop thread sends the next) or
-    /// `--profile-executor N` (async, from a task on the loop's executor); `--profile-urlsession N`:
+    /// `--profile-executor N` (async, from a task on the loop's executor), `--profile-curl64 N`
+    /// (async, 64 in flight on 64 connections); `--profile-urlsession N`:
     /// the same by raw URLSession, the baseline those rows are compared with.
     var profile: (style: String, count: Int)?
     var downloadFileChild: String?
@@ -43,6 +46,7 @@ struct Options {
             case "--rss-child": rssChild = iterator.next()
             case "--inflight-child": inflightChild = iterator.next()
             case "--micro": micro = true; baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--parsers": parsers = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--micro-thresholds": microThresholds = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--variants": variants = true
             case "--hooks": hooks = true
@@ -51,7 +55,7 @@ struct Options {
             case "--cache-hits": cacheHits = true
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
-            case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession":
+            case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession", "--profile-curl64":
                 profile = (String(argument.dropFirst("--profile-".count)), Int(iterator.next() ?? "") ?? 20_000)
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
@@ -84,6 +88,11 @@ if options.microThresholds {
 
 if options.micro {
     await Micro.run(count: options.count(20_000))
+    exit(0)
+}
+
+if options.parsers {
+    ParserBench.run(rounds: options.rounds)
     exit(0)
 }
 
@@ -218,6 +227,9 @@ if let (style, count) = options.profile, let curl = Drivers.curl() {
     #endif
     case "urlsession":
         result = await workloads.sequential(curl.baseline, count: count)
+    case "curl64":
+        guard let wide = Drivers.curl(connectionsPerHost: 64) else { exit(1) }
+        result = await workloads.concurrent(wide.tern, count: count, inFlight: 64)
     default:
         result = await workloads.sequential(curl.tern, count: count)
     }
