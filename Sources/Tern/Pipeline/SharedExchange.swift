@@ -34,6 +34,9 @@ final class SharedExchange: Sendable {
         var isClosed = false
     }
 
+    /// Marks the failure of members whose exchange the transport refused to start.
+    static let refusedKey = "TernSharedExchangeRefused"
+
     let identity: RequestIdentity
     private let state = Locked(State())
     private let onClosed: @Sendable (SharedExchange) -> Void
@@ -53,8 +56,8 @@ final class SharedExchange: Sendable {
     }
 
     /// Starts the exchange on `transport` for its first member, `leader`. False when the transport
-    /// refuses (it was invalidated): the exchange closes, and every other member completes as the
-    /// transport's own cancelled exchanges do.
+    /// refuses (it was invalidated): the exchange closes, and every other member completes with
+    /// the refusal (`refusedKey`), which its call reports as the leader's: `.clientInvalidated`.
     func start(_ request: TransportRequest, on transport: any Transport, leader: UInt64) -> Bool {
         guard let task = transport.start(request, events: { [self] event in receive(event) }) else {
             let others = state.withLock { state -> [Member] in
@@ -63,7 +66,7 @@ final class SharedExchange: Sendable {
                 return state.members.filter { $0.key != leader }.map(\.value)
             }
             onClosed(self)
-            for member in others { member.receive(.completed(URLError(.cancelled))) }
+            for member in others { member.receive(.completed(URLError(.cancelled, userInfo: [Self.refusedKey: true]))) }
             return false
         }
         let cancelNow = state.withLock { state -> Bool in

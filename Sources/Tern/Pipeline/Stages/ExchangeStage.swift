@@ -54,6 +54,7 @@ extension Call {
     /// The error a transport failure becomes.
     func transportError(_ error: URLError) -> TernError {
         if let host = error.userInfo[TLSFailure.pinnedHostKey] as? String { return .pinningFailed(host: host) }
+        if error.userInfo[SharedExchange.refusedKey] != nil { return .clientInvalidated }
         return switch error.code {
         case .timedOut: .timedOut(after: options.timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)
