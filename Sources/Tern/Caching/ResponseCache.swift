@@ -1,10 +1,10 @@
 import Foundation
 import TernCache
 
-/// A client's response cache: a `MemoryCache` of decoded entries in front of a `DiskCache`
-/// (the one the configuration gives, or one opened on first use; if it cannot be opened, the cache works from memory and says so once on
-/// standard error). Cache failures never fail a request: a read that fails is a miss, a write
-/// that fails is skipped.
+/// A client's response cache: a `MemoryCache` of decoded entries in front of a `DiskCache` (the
+/// one the configuration gives, or one opened on first use; if that cannot be opened, the cache
+/// works from memory and says so once on standard error). Cache failures never fail a request: a
+/// read that fails is a miss, a write that fails is skipped.
 /// Thread safety: safe to use from any thread.
 final class ResponseCache: Sendable {
     private enum Disk {

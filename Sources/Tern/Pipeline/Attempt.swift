@@ -3,12 +3,12 @@ import Foundation
 /// One exchange with the transport for a `Call`: the first request, a followed redirect, a retry.
 ///
 /// It collects what its exchange reports — the response head, the body, progress, metrics —
-/// and hands one outcome to its call when the exchange completes. It is the one place the engine
-/// keeps a body: alone on the transport or as a member of a `SharedExchange`
-/// (`RepeatStrategy.share`, which sends the body once at the end, as a buffering transport does),
-/// the events are the same. A new response head restarts the body and the download progress; the body
-/// of a redirect that will be followed is not counted as progress, so the count a caller sees
-/// only grows up to the final response's.
+/// and hands one outcome to its call when the exchange completes. It is where a call's body is
+/// collected, whether the attempt runs alone on the transport or as a member of a
+/// `SharedExchange` (`RepeatStrategy.share`), which keeps the shared body once and hands it over
+/// whole at the end, as a buffering transport does. A new response head restarts the body and
+/// the download progress; the body of a redirect that will be followed is not counted as
+/// progress, so the count a caller sees only grows up to the final response's.
 /// Thread safety: events arrive from its exchange one at a time (the transport's contract), and
 /// everything else is set before the exchange starts.
 // Sendable: `head`, `body` and `clock` are touched only by the exchange's serial event stream.
