@@ -53,8 +53,12 @@ struct SessionDriver: Driver {
 
     func get(_ url: String) async -> Outcome {
         guard let url = URL(string: url) else { return .failed }
+        // Before macOS 12 (where tern-bench also builds) there is no async API: the closure one.
+        guard #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) else {
+            return await ClosureSessionDriver(session: session).get(url.absoluteString)
+        }
         do {
-            let (data, response) = try await session.data(for: URLRequest(url: url))
+            let (data, response) = try await session.data(for: URLRequest(url: url))  // available: checked above
             return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? -1, length: data.count)
         } catch {
             return .failed
