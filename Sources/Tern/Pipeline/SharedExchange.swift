@@ -104,6 +104,8 @@ final class SharedExchange: Sendable {
             members.forEach { $0.receive(.head(head)) }
         case .data(let chunk):
             let (members, head, received) = state.withLock { state in
+                // Closed (every member left): the transport is being cancelled; keep nothing for nobody.
+                guard !state.isClosed else { return ([Member](), state.head, state.received) }
                 if state.body.isEmpty { state.body = chunk } else { state.body.append(chunk) }
                 state.received += Int64(chunk.count)
                 return (Self.takeMembers(&state), state.head, state.received)
