@@ -8,8 +8,10 @@ import argparse
 import http.client
 import itertools
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from pooled_server import PooledHTTPServer
 
 counter = itertools.count(1)
 lock = threading.Lock()
@@ -55,8 +57,8 @@ class Proxy(BaseHTTPRequestHandler):
         self.send_error(403, "no tunnels here")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
+class Server(PooledHTTPServer):
+    """Accepts at the suite's pace: see pooled_server.py."""
 
 
 if __name__ == "__main__":

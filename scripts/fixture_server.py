@@ -62,11 +62,12 @@ import socket
 import struct
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlparse, parse_qs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_transfers  # noqa: E402
+from pooled_server import PooledHTTPServer  # noqa: E402
 
 
 COUNTS = {}
@@ -505,9 +506,8 @@ def gzip_bomb(megabytes):
         return _bombs[megabytes]
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
+class Server(PooledHTTPServer):
+    """Accepts at the suite's pace: see pooled_server.py."""
 
 
 if __name__ == "__main__":
