@@ -2,8 +2,8 @@ import Foundation
 import Tern
 
 /// JSON parsing and decoding, CPU-bound, in one process: Tern's parser (`JSON(data:)`) against
-/// `JSONSerialization` on a 1 MB document (MB/s), and `JSONDecoder` (the `Decodable` path of a
-/// `Request<T>`) against Tern's parser on a 1 KB and a 100 KB payload. CPU time, medians of `rounds`.
+/// `JSONSerialization` on a 1 MB document (MB/s), and Tern's decoder (the `Decodable` path of a
+/// `Request<T>`) against `JSONDecoder` on a 1 KB and a 100 KB payload. CPU time, medians of `rounds`.
 enum ParserBench {
     /// One city of the generated documents.
     struct City: Codable, Sendable {
@@ -63,19 +63,25 @@ enum ParserBench {
         print(
             "parser throughput".padding(toLength: 44, withPad: " ", startingAt: 0)
                 + String(format: "%12.1f MB/s (JSONSerialization %.1f MB/s)", tern * megabytes, foundation * megabytes))
-        // The Decodable path (JSONDecoder today) against parsing the same bytes into `JSON`: the
-        // headroom a decoder over Tern's parser has.
+        // The Decodable path of a `Request<T>` (Tern's decoder) against JSONDecoder on the same
+        // bytes and type, and parsing them into `JSON` for scale.
         for size in [1_000, 100_000] {
             let data = document(bytes: size)
             let decoder = JSONDecoder()
             let repeats = max(10, 200_000 / size)
-            let decoded = rate("JSONDecoder → [City], \(size / 1000) KB", unit: "decodes/s", repeats: repeats) {
+            let foundation = rate("JSONDecoder → [City], \(size / 1000) KB", unit: "decodes/s", repeats: repeats) {
                 _ = try? decoder.decode([City].self, from: data)
+            }
+            let tern = rate("Tern's decoder → [City], \(size / 1000) KB", unit: "decodes/s", repeats: repeats) {
+                _ = try? ResponseDecoding.decode([City].self, from: data, like: decoder)
             }
             let parsed = rate("JSON(data:), \(size / 1000) KB", unit: "parses/s", repeats: repeats) { _ = try? JSON(data: data) }
             print(
+                "Tern's decoder ÷ JSONDecoder, \(size / 1000) KB".padding(toLength: 44, withPad: " ", startingAt: 0)
+                    + String(format: "%12.2f", tern / foundation))
+            print(
                 "parse ÷ JSONDecoder, \(size / 1000) KB".padding(toLength: 44, withPad: " ", startingAt: 0)
-                    + String(format: "%12.2f", parsed / decoded))
+                    + String(format: "%12.2f", parsed / foundation))
         }
     }
 }

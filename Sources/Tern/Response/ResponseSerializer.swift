@@ -142,7 +142,7 @@ extension ResponseSerializer where Value: Decodable {
         }
         let serialize: @Sendable (Data, ResponseHead) throws(TernError) -> Value = { data, _ throws(TernError) in
             do {
-                return try box.value.decode(Value.self, from: data)
+                return try ResponseDecoding.decode(Value.self, from: data, like: box.value)
             } catch {
                 throw .decoding(description: String(describing: error), body: data)
             }
