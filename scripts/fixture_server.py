@@ -32,6 +32,7 @@ Loopback only. Endpoints (all GET unless noted):
                             then 200 {"key": K, "n": count}
   /flaky-times?key=K        the arrival times (seconds, monotonic) of K's /flaky requests: {"times": [...]}
   /huge?announce=N          200 with Content-Length: N, then zero bytes as fast as the client reads, until it hangs up
+  /huge?announce=N&silent=S the head alone (Content-Length: N), then silence for S seconds
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body; no line feed in it);
                             type=T sends Content-Type T (text/event-stream: an event that never ends)
   /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
@@ -381,6 +382,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
+        if q.get("silent"):
+            # The head alone, then nothing for that many seconds: a client that refuses an
+            # announced length up front is done long before.
+            time.sleep(float(q["silent"]))
+            return
         try:
             while True:
                 # About 60 MB/s per connection: fast, but a pause lets the other fixture

@@ -3,8 +3,8 @@
   /download?key=K&size=N    N bytes of the pattern (byte i is (i * 31 + 7) % 251), with ETag (and
                             Last-Modified); honours Range: bytes=a- validated by If-Range. Counts
                             requests and body bytes served under K.
-  /download-state?key=K&etag=E&ranges=0|1&drop=N&pace=B&validator=etag|date|none&if_range=0|1&shift=S&skew=D
-                            sets K's ETag, whether Range is honoured, a one-time connection drop
+  /download-state?key=K&etag=E&weak=1&ranges=0|1&drop=N&pace=B&validator=etag|date|none&if_range=0|1&shift=S&skew=D
+                            sets K's ETag (weak=1: a weak one, W/"E"), whether Range is honoured, a one-time connection drop
                             after N body bytes, a pace of B bytes per second, which validator is sent;
                             if_range=0 honours Range whatever If-Range says (a server that ignores it),
                             shift=S serves another version (byte i is pattern byte i + S), skew=D
@@ -122,6 +122,8 @@ def download_state(handler, q):
         s = _state(q.get("key", ""))
         if "etag" in q:
             s["etag"] = '"%s"' % q["etag"]
+        if "weak" in q:
+            s["etag"] = "W/" + s["etag"].lstrip("W/")
         if "ranges" in q:
             s["ranges"] = q["ranges"] == "1"
         if "drop" in q:
@@ -206,6 +208,12 @@ SSE_SCRIPTS = {
         (b'{"n": 1, "city": "\xe5\x8c', 0.02),
         (b'\x97\xe4\xba\xac"}\n{"n": 2}\r', 0.02),
         (b'\n{"n": 3}', 0),
+    ],
+    # CRLF line ends throughout (each one line end, never two), and an invalid retry field
+    # after a valid one (ignored: the stream keeps 1500).
+    "crlf-retry": [
+        (b"retry: 1500\r\ndata: a\r\ndata: b\r\n\r\n", 0.02),
+        (b"retry: 12x\r\ndata: c\r\n\r\n", 0),
     ],
     # Events forever, 50 ms apart: cancelled mid-stream.
     "endless": [(b"data: tick\n\n", 0.05)] * 2000,

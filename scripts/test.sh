@@ -2,7 +2,8 @@
 # The whole test suite on a fresh machine: installs what is missing (Python packages into a virtual
 # environment under .build, nginx with apt-get or Homebrew), starts httpbin (gunicorn) and
 # Tern's fixture server on free 127.0.0.1 ports, runs `swift test` (then again under
-# ThreadSanitizer), and stops the servers whatever happens. Extra arguments go to `swift test`;
+# ThreadSanitizer), and stops the servers whatever happens. Extra arguments go to `swift test`,
+# run on each transport (libcurl, then URLSession, on Linux; TERN_TRANSPORT picks one);
 # `--plain` first runs only the passes without sanitizer on each transport (what
 # scripts/flake-hunt.sh repeats), skipping ThreadSanitizer and the benchmark smoke runs.
 set -euo pipefail
@@ -96,9 +97,19 @@ test_niceness=10
 echo "== swift build (library, weather, tests)"
 swift build --build-tests
 if [ $# -gt 0 ]; then
-    echo "== swift test $*"
-    nice -n "$test_niceness" swift test "$@"
-    exit 0
+    # The tests named (e.g. --filter X) on each transport: Linux's default, libcurl, then
+    # URLSession (TERN_TRANSPORT=urlsession); `TERN_TRANSPORT=curl` or `=urlsession` runs one.
+    status=0
+    if [ -n "${TERN_TRANSPORT:-}" ] || [ "$(uname)" != Linux ]; then
+        echo "== swift test $*"
+        nice -n "$test_niceness" swift test "$@" || status=1
+    else
+        echo "== swift test $* (libcurl)"
+        nice -n "$test_niceness" swift test "$@" || status=1
+        echo "== swift test $* (URLSession)"
+        TERN_TRANSPORT=urlsession nice -n "$test_niceness" swift test "$@" || status=1
+    fi
+    exit $status
 fi
 
 # One pass of `swift test`: a failed pass is reported and the next passes still run, so that one

@@ -198,4 +198,25 @@ import Testing
         let missing = await #expect(throws: TernError.self) { try await client.send(Request<JSON>("no-such-thing")) }
         #expect(missing?.businessError?.message == "not here")
     }
+
+    struct Closed: ResponsePreprocessor {
+        var name: String { "closed-for-today" }
+        func preprocessSuccess<Value: Sendable>(_ value: Value, of response: ResponseContext) throws -> Value {
+            throw Denied(reason: "closed")
+        }
+    }
+
+    /// A preprocessor that throws turns the success into a failure carrying its error (the
+    /// unmodified value is never delivered), and the preprocessors after it see that failure.
+    @Test func aThrowingPreprocessorFailsTheRequestWithItsError() async throws {
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.hooks.preprocessors.append(Closed())
+            $0.hooks.preprocessors.append(Uppercasing())
+        }
+        let error = await #expect(throws: TernError.self) { try await client.send(Request<JSON>("envelope")) }
+        guard case .rejected(let hook, let underlying)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(hook == "closed-for-today")
+        #expect(underlying as? Denied == Denied(reason: "closed"))
+    }
 }

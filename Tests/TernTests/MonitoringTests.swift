@@ -140,6 +140,20 @@ import Testing
         #expect(Redaction.none.url(response.request.url).contains("secret-3"))
     }
 
+    /// Form-style nesting hides nothing: `user[password]`, `password[]` and their percent-encoded
+    /// forms are redacted like `password`, in URLs, queries and logged curl commands.
+    @Test func nestedAndArrayParameterNamesAreRedactedLikeTheirBaseName() async throws {
+        let query = "user%5Bpassword%5D=secret-1&password[]=secret-2&user[name]=ann&token%5B0%5D=secret-3"
+        let shown = Redaction.standard.query(query)
+        #expect(!shown.contains("secret"), "\(shown)")
+        #expect(shown.contains("user[name]=ann") || shown.contains("user%5Bname%5D=ann"), "\(shown)")
+        let url = URL(string: "https://api.example.com/login?user[password]=secret-4&city=beijing")
+        #expect(!Redaction.standard.url(url).contains("secret") && Redaction.standard.url(url).contains("city=beijing"))
+        let client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
+        let response = try await client.send(Request<JSON>("echo", query: ["user[password]": "secret-5", "city": "x"]))
+        #expect(!response.description.contains("secret") && !response.debugDescription.contains("secret"))
+    }
+
     @Test func aRequestRendersAsACurlCommand() async throws {
         let client = Client(baseURL: "https://api.example.com") { $0.headers["Authorization"] = "Bearer secret" }
         let login = Request<JSON>("login", method: .post, query: ["token": "t"], body: .form(["user": "ann", "password": "pw's"]))

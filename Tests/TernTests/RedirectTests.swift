@@ -64,6 +64,19 @@ import TernStubs
         #expect(sameOrigin.json["headers"]?["Cookie"]?.string == "session=1")
     }
 
+    /// Another port is another origin (RFC 6454), even on the same host: httpbin listens on
+    /// 127.0.0.1 like the fixture, on a port of its own.
+    @Test func credentialsStayBehindWhenOnlyThePortChanges() async throws {
+        let fixturePort = URL(string: try TestServers.fixture())?.port
+        let otherPort = try TestServers.httpbin() + "/headers"
+        let crossed = try await client().send(
+            redirect(302, to: otherPort, headers: ["Authorization": "Bearer secret", "Cookie": "session=1"]))
+        #expect(crossed.redirects.first?.to.host == "127.0.0.1")
+        #expect(crossed.redirects.first?.to.port != fixturePort)
+        #expect(crossed.json["headers"]?["Authorization"] == nil)
+        #expect(crossed.json["headers"]?["Cookie"] == nil)
+    }
+
     @Test func aLoopEndsWithTheTypedErrorAfterTheLimitCountedAtTheServer() async throws {
         let key = Fixture.uniqueKey("loop")
         let client = try client { $0.redirectPolicy.limit = 4 }

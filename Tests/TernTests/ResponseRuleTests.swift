@@ -117,6 +117,33 @@ import Testing
         #expect(client.runningRequests.isEmpty)
     }
 
+    /// A gate is used again and again (every time a session expires): what it released is no
+    /// longer held or counted, and the next round is held and released on its own.
+    @Test func aGateReleasesWhatItHeldAndHoldsTheNextRoundAfresh() async throws {
+        let login = RestartGate()
+        let key = Fixture.uniqueKey("gate-reuse")
+        let client = try client { $0.hooks.rules = [BusinessRule(holding: [1002: login])] }
+        let outcomes = Outcomes()
+        for index in 0..<3 { _ = client.send(Request<JSON>("session", query: ["key": key])) { outcomes.record(index, $0) } }
+        try await waitUntil { login.heldCount == 3 }
+        _ = try await client.send(Request<JSON>("login", query: ["key": key]))
+        login.restartAll()
+        #expect(login.heldCount == 0, "released requests are still counted while they run again")
+        await outcomes.wait(for: 3)
+        _ = try await client.send(Request<JSON>("logout", query: ["key": key]))
+        for index in 3..<5 { _ = client.send(Request<JSON>("session", query: ["key": key])) { outcomes.record(index, $0) } }
+        try await waitUntil { login.heldCount == 2 }
+        _ = try await client.send(Request<JSON>("login", query: ["key": key]))
+        login.restartAll()
+        #expect(login.heldCount == 0)
+        await outcomes.wait(for: 5)
+        try await Task.sleep(milliseconds: 100)
+        for index in 0..<5 {
+            #expect(outcomes.of(index).count == 1, "request \(index) ended \(outcomes.of(index).count) times")
+            #expect(outcomes.of(index).first?.failure == nil)
+        }
+    }
+
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         if !(await eventually(condition)) { Issue.record("condition never became true") }
     }

@@ -75,9 +75,11 @@ public struct Redaction: Sendable, Equatable {
             guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
             let name = String(pair[..<equals])
             let decoded = (name.removingPercentEncoding ?? name).lowercased()
-            // `user[password]` and `password[]` count as `password`.
-            let base = decoded.split(whereSeparator: { $0 == "[" || $0 == "]" }).last.map(String.init) ?? decoded
-            return parameterNames.contains(decoded) || parameterNames.contains(base) ? name + "=" + Self.placeholder : String(pair)
+            // `user[password]`, `password[]` and `password[0]` count as `password`: any part of
+            // a bracketed name that is secret hides the value.
+            let parts = decoded.split(whereSeparator: { $0 == "[" || $0 == "]" })
+            let hidden = parameterNames.contains(decoded) || parts.contains { parameterNames.contains(String($0)) }
+            return hidden ? name + "=" + Self.placeholder : String(pair)
         }.joined(separator: "&")
     }
 

@@ -240,6 +240,46 @@ import Testing
         #expect(Transfers.contents(folder) == ["file.bin"])
     }
 
+    /// A weak ETag cannot validate a range (RFC 9110 13.1.5): a broken-off download whose only
+    /// validator is weak is not resumed; the next attempt fetches the whole body.
+    @Test func aWeakETagIsNeverSentAsIfRange() async throws {
+        let folder = try Transfers.scratch("download-weak")
+        defer { Transfers.clean(folder) }
+        let key = Fixture.uniqueKey("dl-weak")
+        try await Transfers.setState(key, ["etag": "v1", "weak": 1, "drop": 200_000])
+        let destination = folder.appendingPathComponent("file.bin")
+        let request = Request.download("download", to: destination, options: DownloadOptions(isResumable: true))
+            .querying(["key": key, "size": 600_000])
+        #expect(await (try Transfers.client()).completionResult(request).0.failure != nil)
+        let response = try await Transfers.client().send(request)
+        #expect(response.value.resumedFrom == 0)
+        #expect(try await Transfers.stats(key).starts == [0, 0])
+        let whole = try Data(contentsOf: destination) == TestPattern.bytes(600_000)  // outside #expect: 600 KB
+        #expect(whole)
+    }
+
+    /// A partial file left at the destination by a download of another URL is not continued
+    /// with this URL's bytes, even when both carry the same ETag.
+    @Test func aPartialFileOfAnotherURLIsNotResumed() async throws {
+        let folder = try Transfers.scratch("download-other-url")
+        defer { Transfers.clean(folder) }
+        let (first, second) = (Fixture.uniqueKey("dl-first"), Fixture.uniqueKey("dl-second"))
+        try await Transfers.setState(first, ["drop": 200_000])
+        let destination = folder.appendingPathComponent("file.bin")
+        func download(_ key: String) -> Request<DownloadedFile> {
+            Request.download("download", to: destination, options: DownloadOptions(isResumable: true)).querying([
+                "key": key, "size": 600_000,
+            ])
+        }
+        #expect(await (try Transfers.client()).completionResult(download(first)).0.failure != nil)
+        #expect(Transfers.size(URL(fileURLWithPath: destination.path + ".terndownload")) == 200_000)
+        let response = try await Transfers.client().send(download(second))
+        #expect(response.value.resumedFrom == 0)
+        #expect(try await Transfers.stats(second).starts == [0])
+        let whole = try Data(contentsOf: destination) == TestPattern.bytes(600_000)  // outside #expect: 600 KB
+        #expect(whole)
+    }
+
     @Test func aPartialFileTheServerRefusesToRangeStartsOver() async throws {
         let folder = try Transfers.scratch("download-416")
         defer { Transfers.clean(folder) }

@@ -37,6 +37,25 @@ import Testing
         #expect(try parser.feed(Data("\n\n".utf8)) == [ServerSentEvent(data: "a")])  // CR + LF across chunks: one line end
     }
 
+    @Test func crlfEndsOneLineAndAnInvalidRetryKeepsTheLastValidOne() async throws {
+        let expected = [ServerSentEvent(data: "a\nb", retry: 1500), ServerSentEvent(data: "c", retry: 1500)]
+        let bytes = Data("retry: 1500\r\ndata: a\r\ndata: b\r\n\r\nretry: 12x\r\ndata: c\r\n\r\n".utf8)
+        for size in [1, 2, 5, bytes.count] {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEvent] = []
+            var start = 0
+            while start < bytes.count {
+                events += try parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
+                start += size
+            }
+            #expect(events == expected, "chunks of \(size) bytes")
+        }
+        var received: [ServerSentEvent] = []
+        let client = try Transfers.client()
+        for try await event in client.stream(Request<Data>("sse", query: ["script": "crlf-retry"])).events { received.append(event) }
+        #expect(received == expected)
+    }
+
     @Test func linesKeepCharactersSplitAcrossChunks() throws {
         var splitter = LineSplitter()
         let text = Data("北京\r\n上海\nend".utf8)
