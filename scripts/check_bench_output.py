@@ -13,11 +13,13 @@ expected = {
     ("seq", "req_per_s"), ("seq", "p50_us"), ("seq", "p99_us"), ("seq", "cpu_us_per_req"),
     ("64", "req_per_s"), ("64", "cpu_us_per_req"), ("download-10mb", "mb_per_s"),
     ("seq-closure", "req_per_s"), ("64-closure", "req_per_s"), ("seq-defaults", "req_per_s"),
+    ("json-decodable", "req_per_s"), ("json-decodable", "cpu_us_per_req"),
     ("64-rss", "peak_rss_mb"), ("inflight-1000", "kb_per_request"),
 }
 if sys.platform.startswith("linux"):
     # Tern on its libcurl transport (Linux): the same workloads.
-    expected |= {("seq-curl", "req_per_s"), ("64-curl", "req_per_s"), ("download-10mb-curl", "mb_per_s"), ("rss-curl", "peak_rss_mb"),
+    expected |= {("seq-curl", "req_per_s"), ("64-curl", "req_per_s"), ("download-10mb-curl", "mb_per_s"),
+                 ("json-decodable-curl", "req_per_s"), ("rss-curl", "peak_rss_mb"),
                  ("seq-chained-curl", "req_per_s"), ("seq-chained-curl", "cpu_us_per_req"),
                  ("seq-curl-executor", "req_per_s"), ("seq-curl-executor", "cpu_us_per_req")}
     if shutil.which("curl"):

@@ -15,6 +15,9 @@ struct Outcome: Sendable {
 protocol Driver: Sendable {
     var name: String { get }
     func get(_ url: String) async -> Outcome
+    /// A GET of the bench's 1 KB JSON document decoded into `Feed`, the `Decodable` path:
+    /// `length` is the number of items decoded.
+    func getDecoded(_ url: String) async -> Outcome
     #if os(Linux)
     /// The loop executor of the driver's transport, where it has one (libcurl, Linux only).
     var taskExecutor: (any TaskExecutor)? { get }
@@ -44,6 +47,15 @@ struct TernDriver: Driver {
             return .failed
         }
     }
+
+    func getDecoded(_ url: String) async -> Outcome {
+        do {
+            let response = try await client.send(Request<Feed>(url))
+            return Outcome(status: response.statusCode, length: response.value.items.count)
+        } catch {
+            return .failed
+        }
+    }
 }
 
 /// URLSession's own async API: what a user without a networking layer writes.
@@ -64,6 +76,20 @@ struct SessionDriver: Driver {
             return .failed
         }
     }
+
+    func getDecoded(_ url: String) async -> Outcome {
+        guard let url = URL(string: url) else { return .failed }
+        guard #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) else {
+            return await ClosureSessionDriver(session: session).getDecoded(url.absoluteString)
+        }
+        do {
+            let (data, response) = try await session.data(for: URLRequest(url: url))  // available: checked above
+            let feed = try Feed.decoder.decode(Feed.self, from: data)
+            return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? -1, length: feed.items.count)
+        } catch {
+            return .failed
+        }
+    }
 }
 
 /// URLSession's completion-handler API bridged to async: the classic way (an AFNetworking-style `dataTask`).
@@ -80,6 +106,34 @@ struct ClosureSessionDriver: Driver {
             }.resume()
         }
     }
+
+    func getDecoded(_ url: String) async -> Outcome {
+        guard let url = URL(string: url) else { return .failed }
+        return await withCheckedContinuation { continuation in
+            session.dataTask(with: URLRequest(url: url)) { data, response, error in
+                guard error == nil, let http = response as? HTTPURLResponse, let data,
+                    let feed = try? Feed.decoder.decode(Feed.self, from: data)
+                else { return continuation.resume(returning: .failed) }
+                continuation.resume(returning: Outcome(status: http.statusCode, length: feed.items.count))
+            }.resume()
+        }
+    }
+}
+
+/// The bench's 1 KB JSON document (`1k.json`: a code, 16 items, padding), as an app declares it.
+struct Feed: Decodable, Sendable {
+    struct Item: Decodable, Sendable {
+        let id: Int
+        let name: String
+        let t: Int
+    }
+
+    let code: Int
+    let items: [Item]
+    let pad: String
+
+    /// The one `JSONDecoder` the URLSession drivers share, as an app would.
+    static let decoder = JSONDecoder()
 }
 
 /// The pairs the benchmark compares.

@@ -9,7 +9,8 @@ import Tern
 final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @unchecked Sendable {
     let name = "urlsession-delegate"
     private let lock = NSLock()
-    private var pending: [Int: (CheckedContinuation<Outcome, Never>, Data)] = [:]
+    /// Per task: who waits, the body so far, and whether the body is decoded into `Feed`.
+    private var pending: [Int: (CheckedContinuation<Outcome, Never>, Data, decodes: Bool)] = [:]
     private var session: URLSession!
 
     init(configuration: URLSessionConfiguration) {
@@ -19,11 +20,15 @@ final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @un
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
     }
 
-    func get(_ url: String) async -> Outcome {
+    func get(_ url: String) async -> Outcome { await get(url, decodes: false) }
+
+    func getDecoded(_ url: String) async -> Outcome { await get(url, decodes: true) }
+
+    private func get(_ url: String, decodes: Bool) async -> Outcome {
         guard let url = URL(string: url) else { return .failed }
         return await withCheckedContinuation { continuation in
             let task = session.dataTask(with: URLRequest(url: url))
-            lock.withLock { pending[task.taskIdentifier] = (continuation, Data()) }
+            lock.withLock { pending[task.taskIdentifier] = (continuation, Data(), decodes) }
             task.resume()
         }
     }
@@ -33,9 +38,12 @@ final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @un
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let (continuation, data) = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let (continuation, data, decodes) = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
         let status = (task.response as? HTTPURLResponse)?.statusCode ?? -1
-        continuation.resume(returning: error == nil ? Outcome(status: status, length: data.count) : .failed)
+        guard error == nil else { return continuation.resume(returning: .failed) }
+        guard decodes else { return continuation.resume(returning: Outcome(status: status, length: data.count)) }
+        let feed = try? Feed.decoder.decode(Feed.self, from: data)
+        continuation.resume(returning: feed.map { Outcome(status: status, length: $0.items.count) } ?? .failed)
     }
 }
 

@@ -35,6 +35,23 @@ struct Workloads {
             ], failures: failures)
     }
 
+    /// `count` sequential GETs of the 1 KB JSON document, each decoded into `Feed` (16 items):
+    /// req/s and CPU per request, the decoding included.
+    func decoded(_ driver: any Driver, count: Int) async -> RoundResult {
+        let url = baseURL + "/1k.json"
+        var failures = 0
+        let cpuStart = cpuSeconds()
+        let start = now()
+        for _ in 0..<count {
+            let outcome = await driver.getDecoded(url)
+            if outcome.status != 200 || outcome.length != 16 { failures += 1 }
+        }
+        let elapsed = now() - start
+        let cpu = cpuSeconds() - cpuStart
+        return RoundResult(
+            metrics: ["req_per_s": Double(count) / elapsed, "cpu_us_per_req": cpu / Double(count) * 1e6], failures: failures)
+    }
+
     /// `count` GETs of the 2-byte body with `inFlight` requests outstanding at all times.
     func concurrent(_ driver: any Driver, count: Int, inFlight: Int) async -> RoundResult {
         let url = baseURL + "/tiny.json"

@@ -249,6 +249,8 @@ if !options.curlOnly {
     log("== seq-closure / 64-closure: the same against URLSession's completion-handler API")
     await interleave("seq-closure", closure) { await workloads.sequential($0, count: options.count(2_000)) }
     await interleave("64-closure", closure) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
+    log("== json-decodable: \(options.count(2_000)) sequential GETs of 1 KB JSON into a Decodable (URLSession: JSONDecoder)")
+    await interleave("json-decodable", same) { await workloads.decoded($0, count: options.count(2_000)) }
     log("== seq-defaults: \(options.count(2_000)) sequential GETs, each with its own defaults")
     await interleave("seq-defaults", Drivers.defaults()) { await workloads.sequential($0, count: options.count(2_000)) }
 }
@@ -258,6 +260,7 @@ if let curl = Drivers.curl(), let wide = Drivers.curl(connectionsPerHost: 64) {
     await interleave("seq-curl", curl) { await workloads.sequential($0, count: options.count(2_000)) }
     await interleave("64-curl", wide) { await workloads.concurrent($0, count: options.count(20_000), inFlight: 64) }
     await interleave("download-10mb-curl", curl) { await workloads.downloads($0, count: options.count(20)) }
+    await interleave("json-decodable-curl", curl) { await workloads.decoded($0, count: options.count(2_000)) }
     #if os(Linux)
     if let executor = curl.tern.taskExecutor {
         log(

@@ -102,7 +102,11 @@ final class TapeDecoder: Decoder, SingleValueDecodingContainer {
                 if T.self == URL.self { return try decodeURL() as! T }
                 return try decodeDecimal() as! T
             }
-            if let dictionary = T.self as? any StringKeyedDictionary.Type { return try dictionary.decodeMembers(from: self) as! T }
+            // Only a key strategy tells a string-keyed dictionary's own decoding from JSONDecoder's
+            // (which keeps the names as written); the cast is not free, so it is made only then.
+            if options.convertsKeys, let dictionary = T.self as? any StringKeyedDictionary.Type {
+                return try dictionary.decodeMembers(from: self) as! T
+            }
             return try T(from: self)
         }
     }
