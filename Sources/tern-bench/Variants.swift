@@ -130,6 +130,7 @@ enum DeliveryCost {
         let drivers: [any Driver] = [
             TernDriver(name: "buffered", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .buffered })),
             TernDriver(name: "streamed", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .streamed })),
+            SessionDriver(session: URLSession(configuration: Drivers.onURLSession().makeSessionConfiguration())),
         ]
         var figures: [String: [Double]] = [:]
         for driver in drivers { _ = await workloads.sequential(driver, count: 50) }

@@ -30,7 +30,8 @@ struct Options {
     /// (async), `--profile-chained N` (each completion on the loop thread sends the next) or
     /// `--profile-executor N` (async, from a task on the loop's executor), `--profile-curl64 N`
     /// (async, 64 in flight on 64 connections); `--profile-urlsession N`:
-    /// the same by raw URLSession, the baseline those rows are compared with.
+    /// the same by raw URLSession, the baseline those rows are compared with;
+    /// `--profile-tern-urlsession N`: by Tern on its URLSession transport.
     var profile: (style: String, count: Int)?
     var downloadFileChild: String?
     var count: Int?
@@ -55,7 +56,8 @@ struct Options {
             case "--cache-hits": cacheHits = true
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
-            case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession", "--profile-curl64":
+            case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession", "--profile-curl64",
+                "--profile-tern-urlsession":
                 profile = (String(argument.dropFirst("--profile-".count)), Int(iterator.next() ?? "") ?? 20_000)
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
@@ -227,6 +229,8 @@ if let (style, count) = options.profile, let curl = Drivers.curl() {
     #endif
     case "urlsession":
         result = await workloads.sequential(curl.baseline, count: count)
+    case "tern-urlsession":
+        result = await workloads.sequential(Drivers.sameConfiguration().tern, count: count)
     case "curl64":
         guard let wide = Drivers.curl(connectionsPerHost: 64) else { exit(1) }
         result = await workloads.concurrent(wide.tern, count: count, inFlight: 64)
