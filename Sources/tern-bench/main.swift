@@ -146,7 +146,13 @@ if options.variants {
 // Child mode: memory per request held in flight (1,000 requests to a 1-byte-per-second URL).
 if let child = options.inflightChild {
     let pair = Drivers.sameConfiguration()
-    let driver = child == "tern" ? pair.tern : pair.baseline
+    let driver: any Driver =
+        switch child {
+        case "tern": pair.tern
+        // URLSession through a data delegate, as Tern's streamed delivery drives it.
+        case "delegate": DelegateSessionDriver(configuration: Drivers.onURLSession().makeSessionConfiguration())
+        default: pair.baseline
+        }
     let result = await InFlight.measure(driver, baseURL: options.baseURL, count: 1_000)
     print(String(format: "%.3f", result))
     exit(0)

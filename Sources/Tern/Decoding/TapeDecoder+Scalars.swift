@@ -60,7 +60,8 @@ extension TapeDecoder {
     func float<T: BinaryFloatingPoint & LosslessStringConvertible>(_ type: T.Type, at target: Int, path: () -> CodingPathNode) throws -> T {
         switch tape.nodes[target].kind {
         case .number:
-            if let small = tape.smallInteger(at: target) { return T(small) }
+            // An integer of up to 15 digits converts exactly; "-0" keeps its sign through the text.
+            if let small = tape.smallInteger(at: target), small != 0 { return T(small) }
             let text = numberText(at: target)
             guard let value = T(text), value.isFinite, !value.isZero || !Self.hasNonZeroDigit(text) else {
                 throw numberDoesNotFit(text, T.self)

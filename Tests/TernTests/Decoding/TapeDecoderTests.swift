@@ -180,6 +180,17 @@ struct TapeDecoderTests {
         }
     }
 
+    /// -0 keeps its sign, as JSONDecoder keeps it (`==` cannot tell).
+    @Test func negativeZeroKeepsItsSign() throws {
+        struct Value: Decodable { var value: Double }
+        for json in [#"{"value": -0}"#, #"{"value": -0.0}"#, #"{"value": 0}"#] {
+            let data = Data(json.utf8)
+            let expected = try JSONDecoder().decode(Value.self, from: data).value
+            let actual = try TapeDecoder.decode(Value.self, from: data, options: DecodingOptions(JSONDecoder())!).value
+            #expect(actual.sign == expected.sign && actual == expected, "\(json)")
+        }
+    }
+
     @Test(arguments: [#"{"value": "NaN"}"#, #"{"value": "+Infinity"}"#, #"{"value": "-Infinity"}"#, #"{"value": "nan"}"#, #"{"value": 1}"#])
     func nonConformingFloatsDecodeAlike(json: String) {
         struct Value: Codable, Equatable {
