@@ -37,8 +37,7 @@ struct JSONTape {
     /// Reads `data` as one JSON value surrounded by optional whitespace.
     init(_ data: Data) throws(Failure) {
         bytes = [UInt8](data)
-        nodes.reserveCapacity(bytes.count / 6 + 4)
-        var reader = Reader(tape: self)
+        var reader = Reader(bytes: bytes)
         try reader.document()
         nodes = reader.nodes
         nodes.append(Node(kind: .null, first: 0, second: 0))
@@ -63,9 +62,11 @@ extension JSONTape {
         var index = 0
         var depth = 0
 
-        init(tape: JSONTape) {
-            bytes = tape.bytes
-            nodes = tape.nodes
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+            // About one node per 6 bytes in typical API payloads: few regrowths, little waste.
+            nodes = []
+            nodes.reserveCapacity(bytes.count / 6 + 4)
         }
 
         func failure(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
