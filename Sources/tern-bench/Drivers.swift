@@ -63,29 +63,20 @@ struct SessionDriver: Driver {
     let name = "urlsession"
     let session: URLSession
 
-    func get(_ url: String) async -> Outcome {
+    func get(_ url: String) async -> Outcome { await get(url, decodes: false) }
+
+    func getDecoded(_ url: String) async -> Outcome { await get(url, decodes: true) }
+
+    private func get(_ url: String, decodes: Bool) async -> Outcome {
         guard let url = URL(string: url) else { return .failed }
         // Before macOS 12 (where tern-bench also builds) there is no async API: the closure one.
         guard #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) else {
-            return await ClosureSessionDriver(session: session).get(url.absoluteString)
+            let closure = ClosureSessionDriver(session: session)
+            return await decodes ? closure.getDecoded(url.absoluteString) : closure.get(url.absoluteString)
         }
         do {
             let (data, response) = try await session.data(for: URLRequest(url: url))  // available: checked above
-            return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? -1, length: data.count)
-        } catch {
-            return .failed
-        }
-    }
-
-    func getDecoded(_ url: String) async -> Outcome {
-        guard let url = URL(string: url) else { return .failed }
-        guard #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) else {
-            return await ClosureSessionDriver(session: session).getDecoded(url.absoluteString)
-        }
-        do {
-            let (data, response) = try await session.data(for: URLRequest(url: url))  // available: checked above
-            let feed = try Feed.decoder.decode(Feed.self, from: data)
-            return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? -1, length: feed.items.count)
+            return Outcome(status: (response as? HTTPURLResponse)?.statusCode ?? -1, body: data, decodes: decodes)
         } catch {
             return .failed
         }
@@ -97,26 +88,34 @@ struct ClosureSessionDriver: Driver {
     let name = "urlsession-closure"
     let session: URLSession
 
-    func get(_ url: String) async -> Outcome {
+    func get(_ url: String) async -> Outcome { await get(url, decodes: false) }
+
+    func getDecoded(_ url: String) async -> Outcome { await get(url, decodes: true) }
+
+    private func get(_ url: String, decodes: Bool) async -> Outcome {
         guard let url = URL(string: url) else { return .failed }
         return await withCheckedContinuation { continuation in
             session.dataTask(with: URLRequest(url: url)) { data, response, error in
                 guard error == nil, let http = response as? HTTPURLResponse else { return continuation.resume(returning: .failed) }
-                continuation.resume(returning: Outcome(status: http.statusCode, length: data?.count ?? 0))
+                continuation.resume(returning: Outcome(status: http.statusCode, body: data, decodes: decodes))
             }.resume()
         }
     }
+}
 
-    func getDecoded(_ url: String) async -> Outcome {
-        guard let url = URL(string: url) else { return .failed }
-        return await withCheckedContinuation { continuation in
-            session.dataTask(with: URLRequest(url: url)) { data, response, error in
-                guard error == nil, let http = response as? HTTPURLResponse, let data,
-                    let feed = try? Feed.decoder.decode(Feed.self, from: data)
-                else { return continuation.resume(returning: .failed) }
-                continuation.resume(returning: Outcome(status: http.statusCode, length: feed.items.count))
-            }.resume()
+extension Outcome {
+    /// What a raw URLSession driver got: the body's length, or with `decodes`, how many items it
+    /// decoded into `Feed` with `JSONDecoder` (`.failed` when it does not decode).
+    init(status: Int, body: Data?, decodes: Bool) {
+        guard decodes else {
+            self.init(status: status, length: body?.count ?? 0)
+            return
         }
+        guard let body, let feed = try? Feed.decoder.decode(Feed.self, from: body) else {
+            self = .failed
+            return
+        }
+        self.init(status: status, length: feed.items.count)
     }
 }
 

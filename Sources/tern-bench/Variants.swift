@@ -40,10 +40,7 @@ final class DelegateSessionDriver: NSObject, Driver, URLSessionDataDelegate, @un
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         guard let (continuation, data, decodes) = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
         let status = (task.response as? HTTPURLResponse)?.statusCode ?? -1
-        guard error == nil else { return continuation.resume(returning: .failed) }
-        guard decodes else { return continuation.resume(returning: Outcome(status: status, length: data.count)) }
-        let feed = try? Feed.decoder.decode(Feed.self, from: data)
-        continuation.resume(returning: feed.map { Outcome(status: status, length: $0.items.count) } ?? .failed)
+        continuation.resume(returning: error == nil ? Outcome(status: status, body: data, decodes: decodes) : .failed)
     }
 }
 

@@ -13,8 +13,8 @@ package enum ResponseDecoding {
 /// The settings of a `JSONDecoder` that `TapeDecoder` follows: its date, data, key and
 /// non-conforming float strategies and its `userInfo`.
 struct DecodingOptions: @unchecked Sendable {
-    // @unchecked: the strategies hold closures and formatters that JSONDecoder itself shares
-    // between threads; they are read, never changed, here.
+    // Sendable: every field is a `let`, read and never changed; the strategies' closures and
+    // formatters are the ones JSONDecoder itself shares between threads.
     let dates: JSONDecoder.DateDecodingStrategy
     let data: JSONDecoder.DataDecodingStrategy
     let keys: JSONDecoder.KeyDecodingStrategy

@@ -251,7 +251,7 @@ extension JSONTape {
 extension UInt8 {
     @inline(__always) fileprivate var isDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
 
-    /// The value of a hexadecimal digit.
+    /// The value of a hexadecimal digit (both parsers read `\u` escapes with it).
     var hexValue: UInt8? {
         switch self {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")

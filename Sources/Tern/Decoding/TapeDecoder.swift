@@ -70,7 +70,7 @@ final class TapeDecoder: Decoder, SingleValueDecodingContainer {
 
     // MARK: Moving
 
-    /// Runs `body` with the decoder on `target`, reached from the current path through `key`.
+    /// Runs `body` with the decoder on node `target` at `targetPath`, then moves it back.
     @inline(__always)
     func at<Result>(_ target: Int, path targetPath: CodingPathNode, _ body: () throws -> Result) rethrows -> Result {
         let (savedNode, savedPath) = (node, path)

@@ -20,17 +20,22 @@ import Testing
         "data: never dispatched",
     ]
 
+    /// The events one parser finds in `bytes` fed `size` bytes at a time.
+    static func events(in bytes: Data, chunksOf size: Int) throws -> [ServerSentEvent] {
+        var parser = ServerSentEventParser()
+        var events: [ServerSentEvent] = []
+        var start = 0
+        while start < bytes.count {
+            events += try parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
+            start += size
+        }
+        return events
+    }
+
     @Test func theEventParserFollowsTheHTMLStandardWhateverTheChunking() throws {
         let bytes = Data(Self.basicScript.joined().utf8)
         for size in [1, 2, 3, 7, 64, bytes.count] {
-            var parser = ServerSentEventParser()
-            var events: [ServerSentEvent] = []
-            var start = 0
-            while start < bytes.count {
-                events += try parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
-                start += size
-            }
-            #expect(events == Self.basicEvents, "chunks of \(size) bytes")
+            #expect(try Self.events(in: bytes, chunksOf: size) == Self.basicEvents, "chunks of \(size) bytes")
         }
         var parser = ServerSentEventParser()
         #expect(try parser.feed(Data("retry: 12x\ndata: a\r".utf8)).isEmpty)
@@ -41,14 +46,7 @@ import Testing
         let expected = [ServerSentEvent(data: "a\nb", retry: 1500), ServerSentEvent(data: "c", retry: 1500)]
         let bytes = Data("retry: 1500\r\ndata: a\r\ndata: b\r\n\r\nretry: 12x\r\ndata: c\r\n\r\n".utf8)
         for size in [1, 2, 5, bytes.count] {
-            var parser = ServerSentEventParser()
-            var events: [ServerSentEvent] = []
-            var start = 0
-            while start < bytes.count {
-                events += try parser.feed(bytes.subdata(in: start..<min(bytes.count, start + size)))
-                start += size
-            }
-            #expect(events == expected, "chunks of \(size) bytes")
+            #expect(try Self.events(in: bytes, chunksOf: size) == expected, "chunks of \(size) bytes")
         }
         var received: [ServerSentEvent] = []
         let client = try Transfers.client()
