@@ -204,6 +204,33 @@ import Testing
         #expect(Self.name(machine.deadlinePassed(now: Self.now + 4, lastActivity: nil)) == "proceed+arm")
     }
 
+    /// A timed-out attempt's exchange is cancelled after its timeout was taken; the cancel's
+    /// completion can arrive late, after the retry's wait is over and before the next attempt
+    /// has its number. It is stale then too: it neither completes the request nor starts,
+    /// adapts or fails anything, and the next attempt still starts.
+    @Test func aCompletedAttemptsLateEventsStayStaleWhileTheNextOneStarts() {
+        var machine = Machine()
+        _ = machine.begin()
+        _ = machine.startTimers(idle: .infinity, attemptLimit: 2, total: .infinity, now: Self.now)
+        _ = machine.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)
+        _ = machine.attach(FakeExchange(), attempt: 1)
+        _ = machine.deadlinePassed(now: Self.now + 2, lastActivity: nil)
+        #expect(Self.name(machine.complete(attempt: 1)) == "proceed")  // the timeout, taken
+        #expect(Self.name(machine.wait(.beforeNextAttempt)) == "proceed")
+        #expect(Self.name(machine.resume(now: Self.now + 3)) == "proceed+arm")
+        // The window: running, still numbered 1.
+        #expect(Self.name(machine.complete(attempt: 1)) == "ignore")
+        #expect(Self.name(machine.adapted(Self.request, attempt: 1)) == "ignore")
+        #expect(Self.name(machine.fail(attempt: 1)) == "ignore")
+        #expect(Self.name(machine.attach(FakeExchange(), attempt: 1)) == "cancelExchange")
+        let redirect = Redirect(statusCode: 302, from: Self.request.url!, to: Self.request.url!)
+        #expect(
+            Self.name(machine.nextAttempt(after: 1, sending: Self.request, following: (redirect, took: 0), now: Self.now + 3)) == "ignore")
+        #expect(machine.isRunning)
+        #expect(Self.name(machine.nextAttempt(after: 1, sending: Self.request, following: nil, now: Self.now + 3)) == "start2")
+        #expect(Self.name(machine.complete(attempt: 2)).hasPrefix("proceed"))
+    }
+
     @Test func theIdleTimeoutCountsFromTheLastSignOfLife() {
         var machine = Machine()
         _ = machine.begin()

@@ -36,6 +36,10 @@ struct CallStateMachine: Sendable {
     struct Route: Sendable {
         /// The current (or last) attempt's number; 0 before the first.
         var attempt = 0
+        /// The last attempt whose outcome was taken (`complete`). Between the end of a retry's
+        /// wait and the start of the next attempt the route still has that attempt's number, and
+        /// a late event of it (the cancelled exchange of a timed-out attempt) must stay stale.
+        var completed = 0
         /// What the current attempt sends, after its adapters.
         var request: URLRequest?
         /// The same before its adapters: where a retry or a restart starts again.
@@ -176,7 +180,10 @@ struct CallStateMachine: Sendable {
     mutating func nextAttempt(
         after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)?, now: DispatchTime
     ) -> Action {
-        guard case .running(var route, _) = state, route.attempt == previous else { return .ignore }
+        // A retry follows a completed attempt; a redirect only the running one.
+        guard case .running(var route, _) = state, route.attempt == previous, redirect == nil || route.isLive(previous) else {
+            return .ignore
+        }
         route.attempt += 1
         route.request = request
         route.unadapted = request
@@ -191,7 +198,7 @@ struct CallStateMachine: Sendable {
 
     /// Attempt `number`'s adapters (or the wait for the network) made `request` of it.
     mutating func adapted(_ request: URLRequest, attempt number: Int) -> Action {
-        guard case .running(var route, let exchange) = state, route.attempt == number else { return .ignore }
+        guard case .running(var route, let exchange) = state, route.isLive(number) else { return .ignore }
         route.request = request
         state = .running(route, exchange: exchange)
         return .proceed(.keep)
@@ -199,14 +206,15 @@ struct CallStateMachine: Sendable {
 
     /// Attempt `number`'s exchange started.
     mutating func attach(_ exchange: any TransportTask, attempt number: Int) -> Action {
-        guard case .running(let route, _) = state, route.attempt == number else { return .cancelExchange(exchange) }
+        guard case .running(let route, _) = state, route.isLive(number) else { return .cancelExchange(exchange) }
         state = .running(route, exchange: exchange)
         return .proceed(.keep)
     }
 
     /// The last attempt (`number`, or the cache read when nil) is done: running → completing.
     mutating func complete(attempt number: Int?) -> Action {
-        guard case .running(let route, _) = state, number.map({ $0 == route.attempt }) ?? true else { return .ignore }
+        guard case .running(var route, _) = state, number.map(route.isLive) ?? true else { return .ignore }
+        route.completed = number ?? route.completed
         state = .completing(route)
         return .proceed(arm(nil))
     }
@@ -267,7 +275,7 @@ struct CallStateMachine: Sendable {
     /// that attempt is the running one (its adapter failed).
     mutating func fail(attempt number: Int? = nil) -> Action {
         if let number {
-            guard case .running(let route, _) = state, route.attempt == number else { return .ignore }
+            guard case .running(let route, _) = state, route.isLive(number) else { return .ignore }
         }
         return finishEarly(cancellation: nil)
     }
@@ -286,4 +294,9 @@ struct CallStateMachine: Sendable {
         state = .finished(route, cancellation: cancellation)
         return .finishEarly(exchange: exchange, arm(nil))
     }
+}
+
+extension CallStateMachine.Route {
+    /// Whether attempt `number` is the one running: the current number, its outcome not yet taken.
+    func isLive(_ number: Int) -> Bool { number == attempt && number > completed }
 }
