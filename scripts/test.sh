@@ -114,14 +114,28 @@ fi
 
 # One pass of `swift test`: a failed pass is reported and the next passes still run, so that one
 # run shows every failure; the script fails at the end if any pass did.
+# Each pass's output is kept in $logs/pass-N.log, and the failures of a failed pass are printed
+# again at the very end, where a CI log cut to its tail still shows them.
 failed_passes=()
+failed_logs=()
+pass_count=0
 pass() {
     local label=$1; shift
+    pass_count=$((pass_count + 1))
+    local log="$logs/pass-$pass_count.log"
     echo "== $label"
-    if ! nice -n "$test_niceness" "$@"; then failed_passes+=("$label"); echo "== FAILED: $label"; fi
+    if ! nice -n "$test_niceness" "$@" 2>&1 | tee "$log"; then
+        failed_passes+=("$label"); failed_logs+=("$log"); echo "== FAILED: $label"
+    fi
 }
 finish_passes() {
     if [ ${#failed_passes[@]} -gt 0 ]; then
+        local i
+        for i in "${!failed_passes[@]}"; do
+            echo "== what failed in: ${failed_passes[$i]} (whole output: ${failed_logs[$i]})" >&2
+            grep -E '✘|error: |failed \(|Fatal error|Crash|signal [0-9]|exited with' "${failed_logs[$i]}" \
+                | grep -v ' passed ' | head -n 80 >&2 || true
+        done
         printf '== failed pass: %s\n' "${failed_passes[@]}" >&2
         exit 1
     fi
