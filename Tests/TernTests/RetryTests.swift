@@ -33,7 +33,8 @@ import Testing
     }
 
     /// Without `Retry-After` the waits double: 0.15 s, 0.3 s, 0.6 s (no jitter), measured at the
-    /// server between arrivals.
+    /// server between arrivals. Only lower bounds: a loaded machine lengthens any gap, and a
+    /// constant or linear backoff already falls short of the second or third.
     @Test func backoffDoublesBetweenAttempts() async throws {
         let key = Fixture.uniqueKey("backoff")
         let response = try await client(RetryPolicy(maxAttempts: 4, baseDelay: 0.15, jitter: 0)).send(flaky(key, fail: 3))
@@ -41,7 +42,6 @@ import Testing
         let gaps = try await gaps(key)
         try #require(gaps.count == 3)
         #expect(gaps[0] >= 0.15 && gaps[1] >= 0.3 && gaps[2] >= 0.6, "\(gaps)")
-        #expect(gaps[1] > gaps[0] * 1.5 && gaps[2] > gaps[1] * 1.5, "the waits do not grow: \(gaps)")
     }
 
     @Test func attemptsStopAtTheLimitWithTheLastFailure() async throws {

@@ -250,11 +250,11 @@ import Testing
         }
     }
 
-    /// Both ways of waking the loop (an eventfd; `curl_multi_wakeup` where there is none) carry
-    /// requests, cancels and the final stop.
+    /// Both ways of starting a request (from the caller's thread while the loop waits; always
+    /// from the loop thread) carry requests, cancels and the final stop.
     @Test(arguments: [true, false])
-    func invalidatingCancelsWhatRunsAndRefusesMore(eventFD: Bool) async throws {
-        let transport = try #require(CurlTransport.make(configuration: ClientConfiguration(), eventFD: eventFD))
+    func invalidatingCancelsWhatRunsAndRefusesMore(startsDirectly: Bool) async throws {
+        let transport = try #require(CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: startsDirectly))
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
             $0.transport = transport

@@ -2,12 +2,21 @@
 import CTernCurl
 import Foundation
 
-/// The loop thread of a `CurlTransport`: owns the multi handle, every easy handle and every
-/// exchange once submitted. Created inside the thread and never shared (not `Sendable`).
+/// The engine of a `CurlTransport`: owns the multi handle, every easy handle and every exchange
+/// once submitted, and drives libcurl through its socket interface (`curl_multi_socket_action`)
+/// over an epoll set that libcurl's socket callback keeps in step (CTernCurl).
 ///
-/// Each turn it takes the inbox (submissions, cancels, stop) under one lock, starts what it may,
-/// runs `curl_multi_perform`, finishes what libcurl reports done, and sleeps in
-/// `curl_multi_poll` when the inbox is empty (a submitter then wakes it through `CurlWakeup`).
+/// One lock, `driver`, serialises every libcurl call and every table here. The loop thread takes
+/// the inbox (submissions, cancels, pauses, stop) under the inbox's lock, then does its work with
+/// `driver` held: starts what it may, acts on the sockets epoll reported and on libcurl's due
+/// timers, finishes what libcurl reports done. It lets go of `driver` to run the task executor's
+/// jobs and to wait in `epoll_wait` (a submitter wakes it through the transport's eventfd).
+///
+/// **Starting without a wake-up.** While the loop waits, a caller starting a plain-HTTP exchange
+/// takes `driver` itself when it is free (`startDirectly`) and lets libcurl send the request from
+/// the caller's thread; the socket then waits for the answer in the same epoll set, so only the
+/// answer wakes the loop: one context switch per sequential request fewer. libcurl's callbacks
+/// for that exchange may then run on the caller's thread, always with `driver` held.
 ///
 /// **A FIFO queue per origin.** libcurl's own queue of transfers waiting for a connection is not
 /// first-in first-out (a newly added transfer can take a freed connection before older ones), so
@@ -15,20 +24,23 @@ import Foundation
 /// loop hands libcurl at most `connectionsPerHost` transfers per origin (scheme, host, port) and
 /// keeps the rest in arrival order; an origin that answered over HTTP/2 takes up to 100 streams
 /// per connection.
-final class CurlEventLoop {
+// Sendable: every stored property is immutable or guarded by `driver` (the tables, `wakesAt`,
+// `stopped`); `ready` and `readyMasks` belong to the loop thread.
+final class CurlEventLoop: @unchecked Sendable {
     private let curl: LibCurl
     private let multi: LibCurl.Handle
     private let wakeup: CurlWakeup
-    /// The wakeup's eventfd as a `struct curl_waitfd` (fd, events, revents: 4 + 2 + 2 bytes), an
-    /// extra descriptor for `curl_multi_poll`; nil without one.
-    private let waitDescriptor: UnsafeMutableRawPointer?
     private let inbox: Locked<CurlTransport.Inbox>
     private let executor: CurlLoopExecutor
     private let connectionsPerHost: Int
+    /// Serialises every libcurl call and every table below.
+    private let driver = NSLock()
+    /// The epoll descriptor libcurl's socket callback keeps its sockets in.
+    private let watch: UnsafeMutablePointer<tern_curl_watch>
 
-    /// While transfers run, the loop wakes at least this often (a stall in libcurl 7.88's HTTP/2
-    /// code left transfers waiting for the whole poll timeout otherwise).
-    static let activePollMilliseconds: Int32 = 20
+    /// While transfers run, the loop wakes at least this often and drives every transfer (a
+    /// stall in libcurl 7.88's HTTP/2 code left transfers waiting for the whole wait otherwise).
+    static let activePollMilliseconds: Int64 = 20
     /// Streams per connection on an HTTP/2 origin (libcurl's default concurrency limit).
     static let streamsPerConnection = 100
 
@@ -43,60 +55,73 @@ final class CurlEventLoop {
     private var multiplexed: Set<String> = []
     /// Reset easy handles for the next exchanges.
     private var pool: [LibCurl.Handle] = []
+    /// When the waiting loop wakes by itself (monotonic nanoseconds).
+    private var wakesAt: Int64 = 0
+    /// Set once the multi handle is gone.
+    private var stopped = false
+    /// What the last wait reported: descriptors and their `CURL_CSELECT_*` masks.
+    private var ready = [Int32](repeating: 0, count: 64)
+    private var readyMasks = [Int32](repeating: 0, count: 64)
 
-    init(curl: LibCurl, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, executor: CurlLoopExecutor, connectionsPerHost: Int) {
-        self.curl = curl
-        multi = wakeup.multi
-        self.wakeup = wakeup
-        if wakeup.descriptor >= 0 {
-            let waitFD = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 4)
-            waitFD.storeBytes(of: wakeup.descriptor, toByteOffset: 0, as: Int32.self)
-            waitFD.storeBytes(of: Int16(POLLIN), toByteOffset: 4, as: Int16.self)
-            waitFD.storeBytes(of: 0, toByteOffset: 6, as: Int16.self)
-            waitDescriptor = waitFD
-        } else {
-            waitDescriptor = nil
+    /// A loop over `multi`, or nil when no epoll descriptor can be made.
+    init?(
+        curl: LibCurl, multi: LibCurl.Handle, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, executor: CurlLoopExecutor,
+        connectionsPerHost: Int
+    ) {
+        let epoll = tern_epoll_open()
+        guard epoll >= 0 else { return nil }
+        guard tern_epoll_watch_input(epoll, wakeup.descriptor) == 0 else {
+            close(epoll)
+            return nil
         }
+        watch = .allocate(capacity: 1)
+        watch.initialize(to: tern_curl_watch(epoll: epoll))
+        curl.install(watch, on: multi)
+        self.curl = curl
+        self.multi = multi
+        self.wakeup = wakeup
         self.inbox = inbox
         self.executor = executor
         self.connectionsPerHost = connectionsPerHost
     }
 
+    deinit {
+        close(watch.pointee.epoll)
+        watch.deallocate()
+    }
+
+    /// The loop thread's work, until the transport stops.
     func run() {
-        var stillRunning: Int32 = 0
+        var readyCount = 0
+        var waitRanOut = false
         while true {
             let (submissions, cancels, pauses, jobs, stopping) = inbox.withLock { inbox in
                 defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.jobs = []; inbox.sleeping = false }
                 return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.jobs, inbox.stopping)
             }
+            driver.lock()
             submissions.forEach(admit)
             if stopping {
+                stop()
+                driver.unlock()
                 jobs.forEach(CurlLoopExecutor.runElsewhere)
-                return stop()
+                return
             }
             cancels.forEach(cancel)
             for (id, paused) in pauses {
                 // Resuming hands over what libcurl held back, through the write callback, here.
                 if let easy = running[id]?.easy { _ = curl.easyPause(easy, paused ? LibCurl.pauseReceiving : LibCurl.pauseNothing) }
             }
-            // Tasks that prefer this thread (`CurlTransport.taskExecutor`); what they send is
-            // admitted next turn, without a wakeup.
-            let loopExecutor = executor.asUnownedTaskExecutor()
-            for job in jobs { job.runSynchronously(on: loopExecutor) }
-            _ = curl.multiPerform(multi, &stillRunning)
-            var queued: Int32 = 0
-            while let message = curl.multiInfoRead(multi, &queued) {
-                // CURLMsg: msg (int) at 0, easy_handle at 8, data.result (CURLcode) at 16.
-                guard message.load(as: Int32.self) == LibCurl.messageDone,
-                    let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
-                else { continue }
-                let code = message.load(fromByteOffset: 16, as: Int32.self)
-                guard let exchange = byHandle[easy] else {
-                    _ = curl.multiRemoveHandle(multi, easy)
-                    continue
-                }
-                end(exchange) { $0.finish(code: code, curl: curl) }
+            if !jobs.isEmpty {
+                // Tasks that prefer this thread (`CurlTransport.taskExecutor`) run without the
+                // lock; what they send is admitted next turn, without a wakeup.
+                driver.unlock()
+                let loopExecutor = executor.asUnownedTaskExecutor()
+                for job in jobs { job.runSynchronously(on: loopExecutor) }
+                driver.lock()
             }
+            act(on: readyCount, waitRanOut: waitRanOut)
+            finishDone()
             let idle = inbox.withLock { inbox -> Bool in
                 guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.jobs.isEmpty, !inbox.stopping else {
                     return false
@@ -104,21 +129,87 @@ final class CurlEventLoop {
                 inbox.sleeping = true
                 return true
             }
-            if idle { sleep() }
+            let timeout = idle ? waitMilliseconds() : 0
+            wakesAt = tern_monotonic_now() + timeout * 1_000_000
+            driver.unlock()
+            readyCount = Int(tern_epoll_wait(watch.pointee.epoll, &ready, &readyMasks, Int32(ready.count), Int32(timeout)))
+            waitRanOut = readyCount == 0 && timeout > 0
         }
     }
 
-    /// Waits in `curl_multi_poll` for libcurl's sockets or a wakeup, at most a second (while
-    /// transfers run, `activePollMilliseconds`).
-    private func sleep() {
-        let timeout = running.isEmpty ? 1000 : Self.activePollMilliseconds
-        guard let waitDescriptor else {
-            _ = curl.multiPoll(multi, nil, 0, timeout, nil)
+    /// Hands `exchange` to libcurl from the caller's thread, which then sends its request, if
+    /// the loop's lock is free; false when it is not (the caller posts it to the inbox instead).
+    /// Wakes the loop only when it must: an exchange ended here (the loop delivers endings), or
+    /// libcurl wants its timers sooner than the loop would wake.
+    func startDirectly(_ exchange: CurlExchange) -> Bool {
+        guard driver.try() else { return false }
+        guard !stopped else {
+            driver.unlock()
+            return false
+        }
+        admit(exchange)
+        var stillRunning: Int32 = 0
+        _ = curl.socketAction(multi, LibCurl.socketTimeout, 0, running: &stillRunning)
+        let timer = timerMilliseconds()
+        let wake = Int(stillRunning) < running.count || (timer >= 0 && tern_monotonic_now() + timer * 1_000_000 < wakesAt)
+        driver.unlock()
+        if wake { wakeup.post(to: inbox) { _ in } }
+        return true
+    }
+
+    /// With `driver` held: acts on the `count` descriptors the last wait reported, then on
+    /// libcurl's timers when they are due, or on every transfer when the wait ran out while
+    /// transfers run (`activePollMilliseconds`).
+    private func act(on count: Int, waitRanOut: Bool) {
+        var stillRunning: Int32 = 0
+        var sockets = 0
+        for index in 0..<count {
+            if ready[index] == wakeup.descriptor {
+                tern_wakeup_clear(wakeup.descriptor)
+            } else {
+                sockets += 1
+                _ = curl.socketAction(multi, ready[index], readyMasks[index], running: &stillRunning)
+            }
+        }
+        if sockets == 0, waitRanOut, !running.isEmpty {
+            _ = curl.socketAll(multi, running: &stillRunning)
             return
         }
-        waitDescriptor.storeBytes(of: 0, toByteOffset: 6, as: Int16.self)
-        _ = curl.multiPoll(multi, waitDescriptor, 1, timeout, nil)
-        if waitDescriptor.load(fromByteOffset: 6, as: Int16.self) != 0 { tern_wakeup_clear(wakeup.descriptor) }
+        if timerMilliseconds() == 0 {
+            _ = curl.socketAction(multi, LibCurl.socketTimeout, 0, running: &stillRunning)
+        }
+    }
+
+    /// With `driver` held: ends every exchange libcurl reports done.
+    private func finishDone() {
+        var queued: Int32 = 0
+        while let message = curl.multiInfoRead(multi, &queued) {
+            // CURLMsg: msg (int) at 0, easy_handle at 8, data.result (CURLcode) at 16.
+            guard message.load(as: Int32.self) == LibCurl.messageDone,
+                let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
+            else { continue }
+            let code = message.load(fromByteOffset: 16, as: Int32.self)
+            guard let exchange = byHandle[easy] else {
+                _ = curl.multiRemoveHandle(multi, easy)
+                continue
+            }
+            end(exchange) { $0.finish(code: code, curl: curl) }
+        }
+    }
+
+    /// How long the loop may wait: until libcurl's next timer, at most a second (while transfers
+    /// run, `activePollMilliseconds`).
+    private func waitMilliseconds() -> Int64 {
+        let cap = running.isEmpty ? 1000 : Self.activePollMilliseconds
+        let timer = timerMilliseconds()
+        return timer < 0 ? cap : min(cap, timer)
+    }
+
+    /// Milliseconds until libcurl wants its timers run (`curl_multi_timeout`; 0: now), -1 for none.
+    private func timerMilliseconds() -> Int64 {
+        var milliseconds = -1
+        _ = curl.multiTimeout(multi, &milliseconds)
+        return Int64(milliseconds)
     }
 
     /// Starts `exchange` now if its origin has room, else queues it behind the others.
@@ -207,8 +298,8 @@ final class CurlEventLoop {
         queued.forEach { $0.finish(code: 0, curl: curl, error: URLError(.cancelled)) }
         pool.forEach { curl.easyCleanup($0) }
         pool = []
-        _ = curl.multiCleanup(multi)  // nothing calls curl_multi_wakeup once `stopping` is seen (CurlWakeup)
-        waitDescriptor?.deallocate()
+        _ = curl.multiCleanup(multi)
+        stopped = true
     }
 
     private static func addFailure(_ code: Int32) -> URLError? {

@@ -12,9 +12,11 @@ import Foundation
 ///
 /// The default transport of a Linux `Client`; `CurlTransport.make(configuration:)` builds one
 /// explicitly (nil where libcurl cannot be used: no `libcurl.so.4`, or one older than 7.68.0;
-/// `CurlTransport.unavailableReason` says why). Every libcurl handle lives on the loop thread
-/// (`CurlEventLoop`); callers only put submissions, cancels and pauses in a locked inbox and wake
-/// the loop (`CurlWakeup`) when it sleeps. Requests beyond the connection limit wait in a
+/// `CurlTransport.unavailableReason` says why). Every libcurl handle belongs to the event loop
+/// (`CurlEventLoop`), whose thread drives them; callers put submissions, cancels and pauses in a
+/// locked inbox and wake the loop (`CurlWakeup`) when it sleeps, except that a plain-HTTP request
+/// sent while the loop waits and nobody else drives libcurl goes out from the caller's thread,
+/// without waking the loop. Requests beyond the connection limit wait in a
 /// FIFO queue per origin. Each exchange completes exactly once: finished by libcurl, cancelled,
 /// or failed when the transport is invalidated. A slow stream reader pauses its exchange
 /// (`curl_easy_pause`).
@@ -44,8 +46,11 @@ public final class CurlTransport: Transport {
     }
 
     private let wakeup: CurlWakeup
-    private let inbox = Locked(Inbox())
+    private let inbox: Locked<Inbox>
     private let loopExecutor: CurlLoopExecutor
+    private let loop: CurlEventLoop
+    /// Whether a request may go out from the caller's thread while the loop waits.
+    private let startsDirectly: Bool
 
     /// The transport's event-loop thread as a Swift task executor. Under
     /// `withTaskExecutorPreference(transport.taskExecutor) { … }` a task's requests go to libcurl
@@ -73,36 +78,45 @@ public final class CurlTransport: Transport {
     ///   `Accept-Encoding`, `Accept-Language`), credential, cookie storage, TLS settings, proxy
     ///   and `maximumConnectionsPerHost` it uses.
     public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
-        make(configuration: configuration, eventFD: true)
+        make(configuration: configuration, startsDirectly: true)
     }
 
-    /// `eventFD: false` wakes the loop through `curl_multi_wakeup`, as where no eventfd can be made.
-    static func make(configuration: ClientConfiguration, eventFD: Bool) -> CurlTransport? {
-        guard let curl = try? LibCurl.loaded.get(), let multi = curl.multiInit() else { return nil }
+    /// `startsDirectly: false` sends every request from the loop thread (each one wakes it).
+    static func make(configuration: ClientConfiguration, startsDirectly: Bool) -> CurlTransport? {
+        guard let curl = try? LibCurl.loaded.get(), let wakeup = CurlWakeup(), let multi = curl.multiInit() else { return nil }
+        let inbox = Locked(Inbox())
+        let executor = CurlLoopExecutor(inbox: inbox, wakeup: wakeup)
+        let connectionsPerHost = max(1, configuration.maximumConnectionsPerHost)
+        guard
+            let loop = CurlEventLoop(
+                curl: curl, multi: multi, wakeup: wakeup, inbox: inbox, executor: executor, connectionsPerHost: connectionsPerHost)
+        else {
+            _ = curl.multiCleanup(multi)
+            return nil
+        }
         return CurlTransport(
-            curl: curl, multi: multi, eventFD: eventFD, settings: CurlSettings(configuration),
-            connectionsPerHost: configuration.maximumConnectionsPerHost)
+            curl: curl, multi: multi, loop: loop, wakeup: wakeup, inbox: inbox, executor: executor,
+            settings: CurlSettings(configuration), connectionsPerHost: connectionsPerHost, startsDirectly: startsDirectly)
     }
 
     /// What every exchange of this transport is set up with.
     private let settings: CurlSettings
 
-    private init(curl: LibCurl, multi: LibCurl.Handle, eventFD: Bool, settings: CurlSettings, connectionsPerHost: Int) {
-        let wakeup = CurlWakeup(curl: curl, multi: multi, eventFD: eventFD)
+    private init(
+        curl: LibCurl, multi: LibCurl.Handle, loop: CurlEventLoop, wakeup: CurlWakeup, inbox: Locked<Inbox>, executor: CurlLoopExecutor,
+        settings: CurlSettings, connectionsPerHost: Int, startsDirectly: Bool
+    ) {
         self.wakeup = wakeup
+        self.inbox = inbox
+        self.loop = loop
         self.settings = settings
-        let loopExecutor = CurlLoopExecutor(inbox: inbox, wakeup: wakeup)
-        self.loopExecutor = loopExecutor
+        self.loopExecutor = executor
+        self.startsDirectly = startsDirectly
         signal(SIGPIPE, SIG_IGN)
         curl.set(multi: multi, .maxConnects, 100)
-        curl.set(multi: multi, .maxHostConnections, max(1, connectionsPerHost))
+        curl.set(multi: multi, .maxHostConnections, connectionsPerHost)
         curl.set(multi: multi, .pipelining, 2)  // CURLPIPE_MULTIPLEX: HTTP/2 streams share a connection
-        let thread = Thread { [curl, inbox] in
-            CurlEventLoop(
-                curl: curl, wakeup: wakeup, inbox: inbox, executor: loopExecutor,
-                connectionsPerHost: max(1, connectionsPerHost)
-            ).run()
-        }
+        let thread = Thread { loop.run() }
         thread.name = "Tern.CurlTransport"
         thread.start()
     }
@@ -111,15 +125,21 @@ public final class CurlTransport: Transport {
         stop()
     }
 
-    /// Queues the exchange for the loop thread; nil once invalidated.
+    /// Sends the request from this thread when the loop waits and its lock is free (plain HTTP),
+    /// else queues the exchange for the loop thread; nil once invalidated.
     public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        let exchange = wakeup.post(to: inbox) { inbox in
-            let exchange = CurlExchange(id: inbox.nextID, request: request, settings: settings, events: events)
-            inbox.nextID += 1
-            inbox.submissions.append(exchange)
-            return exchange
+        let numbered = inbox.withLock { inbox -> (id: UInt64, loopWaits: Bool)? in
+            guard !inbox.stopping else { return nil }
+            defer { inbox.nextID += 1 }
+            return (inbox.nextID, inbox.sleeping)
         }
-        return exchange.map { CurlTask(id: $0.id, transport: self) }
+        guard let (id, loopWaits) = numbered else { return nil }
+        let exchange = CurlExchange(id: id, request: request, settings: settings, events: events)
+        let direct = startsDirectly && loopWaits && exchange.origin.hasPrefix("http:") && loop.startDirectly(exchange)
+        if !direct {
+            guard wakeup.post(to: inbox, { $0.submissions.append(exchange) }) != nil else { return nil }
+        }
+        return CurlTask(id: id, transport: self)
     }
 
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
@@ -151,61 +171,38 @@ public final class CurlTransport: Transport {
     }
 }
 
-/// How other threads wake a `CurlTransport`'s loop from `curl_multi_poll`: an eventfd the loop
-/// polls beside libcurl's sockets, or `curl_multi_wakeup` where there is no eventfd.
+/// How other threads wake a `CurlTransport`'s loop from `epoll_wait`: an eventfd in its epoll set.
 ///
 /// The eventfd lives as long as this object, which the transport and the loop both hold, so a
 /// signal is sent after the inbox lock is released (a wakeup sent with it held sent the woken
-/// loop straight into the lock: 15% more context switches). `curl_multi_wakeup` is different:
-/// the loop frees the multi handle once it has seen `stopping`, so that fallback signals with
-/// the lock held, before the loop can see it.
-// Sendable: the multi handle crosses threads only for `curl_multi_wakeup` (documented
-// thread-safe); every other use of it, and the clearing of the eventfd, happen on the loop thread.
-final class CurlWakeup: @unchecked Sendable {
-    let curl: LibCurl
-    let multi: LibCurl.Handle
-    /// The eventfd, or -1.
+/// loop straight into the lock: 15% more context switches).
+final class CurlWakeup: Sendable {
+    /// The eventfd.
     let descriptor: Int32
 
-    init(curl: LibCurl, multi: LibCurl.Handle, eventFD: Bool) {
-        self.curl = curl
-        self.multi = multi
-        descriptor = eventFD ? tern_wakeup_open() : -1
+    /// A wakeup, or nil when no eventfd can be made.
+    init?() {
+        descriptor = tern_wakeup_open()
+        guard descriptor >= 0 else { return nil }
     }
 
     deinit {
-        if descriptor >= 0 { tern_wakeup_close(descriptor) }
+        tern_wakeup_close(descriptor)
     }
 
     /// Changes `inbox` under its lock unless the transport is stopping, then wakes the loop if it
-    /// sleeps; `change`'s result, nil when the transport was already stopping. Every submission,
-    /// cancel, pause, job and the stop go through here.
+    /// sleeps; `change`'s result, nil when the transport was already stopping. Every queued
+    /// submission, cancel, pause, job and the stop go through here.
     @discardableResult
     func post<Result>(to inbox: Locked<CurlTransport.Inbox>, _ change: (inout CurlTransport.Inbox) -> Result) -> Result? {
         let (result, wake) = inbox.withLock { inbox -> (Result?, Bool) in
             guard !inbox.stopping else { return (nil, false) }
             let result = change(&inbox)
-            return (result, claim(&inbox))
+            defer { inbox.sleeping = false }
+            return (result, inbox.sleeping)
         }
-        if wake { signal() }
+        if wake { tern_wakeup_signal(descriptor) }
         return result
-    }
-
-    /// With the inbox locked: whether the caller should `signal()` once it has unlocked (the loop
-    /// sleeps, and nobody has woken it yet). Without an eventfd it wakes the loop itself, here.
-    private func claim(_ inbox: inout CurlTransport.Inbox) -> Bool {
-        guard inbox.sleeping else { return false }
-        inbox.sleeping = false
-        guard descriptor >= 0 else {
-            _ = curl.multiWakeup(multi)
-            return false
-        }
-        return true
-    }
-
-    /// Wakes the loop (the eventfd's counter; the loop clears it).
-    private func signal() {
-        tern_wakeup_signal(descriptor)
     }
 }
 
