@@ -9,14 +9,15 @@ import Foundation
 /// One exchange of a `CurlTransport`: its easy handle's options, the callbacks libcurl calls while
 /// it runs, and the events they become.
 ///
-/// Created on the caller's thread with nothing but values; everything after `attach` happens on
-/// the transport's loop thread: libcurl calls the callbacks from `curl_multi_perform` there, and
-/// the loop finishes or cancels it there. libcurl reaches it through an unretained pointer; the
+/// Created on the caller's thread with nothing but values; everything after `attach` happens with
+/// the event loop's lock held: libcurl calls the callbacks from `curl_multi_socket_action` (on the
+/// loop thread, or on the caller's thread while a request started directly goes out), and the
+/// loop thread finishes or cancels it. libcurl reaches it through an unretained pointer; the
 /// loop's table owns it until after `curl_multi_remove_handle`, after which no callback can come.
 /// Events follow the `Transport` contract: one `.response` per final head (1xx heads are skipped),
 /// `.data`, `.sentBytes`, then exactly one `.completed`.
-// Sendable: handed to the loop thread once, through the transport's locked inbox; only the loop
-// thread touches it afterwards.
+// Sendable: handed to the event loop once (through the transport's locked inbox, or under the
+// loop's lock); only code holding that lock touches it afterwards.
 final class CurlExchange: @unchecked Sendable {
     let id: UInt64
     let request: TransportRequest
@@ -195,7 +196,7 @@ final class CurlExchange: @unchecked Sendable {
         return nil
     }
 
-    // MARK: Callbacks (loop thread, inside curl_multi_perform)
+    // MARK: Callbacks (the loop's lock held, inside curl_multi_socket_action)
 
     /// A header line, status lines included; the blank line ends a head. Parsed as bytes:
     /// Foundation's string trimming and case-insensitive comparison took a third of the CPU of a

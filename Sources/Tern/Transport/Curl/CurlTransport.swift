@@ -56,7 +56,7 @@ public final class CurlTransport: Transport {
     /// `withTaskExecutorPreference(transport.taskExecutor) { … }` a task's requests go to libcurl
     /// and its responses come back without a thread hop either way: for request-heavy sequential
     /// code (a crawler, a fan-out on a server) one context switch per request instead of about
-    /// three, and a tenth to a fifth less CPU (measured with tern-bench's `seq-curl-executor`).
+    /// two, and about a tenth less CPU (measured with tern-bench's `seq-curl-executor`).
     /// The price: that code runs on the thread that moves every byte of this transport, so
     /// anything slow in it — a blocking call, decoding a large body in your own code — stalls
     /// every transfer of the transport until it returns. Tern still moves its own slow work

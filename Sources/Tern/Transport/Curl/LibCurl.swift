@@ -12,7 +12,7 @@ import Foundation
 /// functions and constants Tern uses are declared here, written for this project from libcurl's
 /// documented ABI; the variadic ones go through `CTernCurl`.
 /// Thread safety: immutable after loading; libcurl's rules for its handles are the caller's
-/// (`CurlTransport` confines every handle to its event-loop thread).
+/// (`CurlEventLoop` makes every call on a handle under one lock).
 // Sendable: C function pointers and version facts, set once when loaded and never changed.
 struct LibCurl: @unchecked Sendable {
     typealias Handle = UnsafeMutableRawPointer
