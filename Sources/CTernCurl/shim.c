@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +56,32 @@ void tern_wakeup_close(int fd) {
 #endif
 }
 
+typedef int (*tern_curl_fdset_function)(void *, fd_set *, fd_set *, fd_set *, int *);
+
+int tern_curl_single_input_socket(void *fdset_function, void *multi) {
+#ifdef __linux__
+    fd_set input, output, other;
+    FD_ZERO(&input);
+    FD_ZERO(&output);
+    FD_ZERO(&other);
+    int highest = -1;
+    if (((tern_curl_fdset_function)fdset_function)(multi, &input, &output, &other, &highest) != 0 || highest < 0) return -1;
+    int found = -1;
+    for (int fd = 0; fd <= highest; fd++) {
+        if (FD_ISSET(fd, &output)) return -1;
+        if (FD_ISSET(fd, &input)) {
+            if (found >= 0) return -1;
+            found = fd;
+        }
+    }
+    return found;
+#else
+    (void)fdset_function;
+    (void)multi;
+    return -1;
+#endif
+}
+
 int64_t tern_monotonic_now(void) {
 #ifdef __linux__
     struct timespec now;
@@ -65,86 +92,59 @@ int64_t tern_monotonic_now(void) {
 #endif
 }
 
-int tern_curl_socket_callback(void *easy, int socket, int what, void *watch, void *socketp) {
-    (void)easy;
-    (void)socketp;
+int tern_epoll_open(int wakeup) {
 #ifdef __linux__
-    int epoll = ((tern_curl_watch *)watch)->epoll;
-    if (what == 4) {  // CURL_POLL_REMOVE
-        epoll_ctl(epoll, EPOLL_CTL_DEL, socket, NULL);
-        return 0;
-    }
-    struct epoll_event event = {0};
-    event.events = ((what & 1) ? EPOLLIN : 0) | ((what & 2) ? EPOLLOUT : 0);
-    event.data.fd = socket;
-    if (epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT) {
-        epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event);
-    }
-#else
-    (void)socket;
-    (void)what;
-    (void)watch;
-#endif
-    return 0;
-}
-
-int tern_epoll_open(void) {
-#ifdef __linux__
-    return epoll_create1(EPOLL_CLOEXEC);
-#else
-    return -1;
-#endif
-}
-
-int tern_epoll_watch_input(int epoll, int fd) {
-#ifdef __linux__
+    int epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll < 0) return -1;
     struct epoll_event event = {0};
     event.events = EPOLLIN;
-    event.data.fd = fd;
-    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+    event.data.fd = wakeup;
+    if (epoll_ctl(epoll, EPOLL_CTL_ADD, wakeup, &event) != 0) {
+        close(epoll);
+        return -1;
+    }
+    return epoll;
 #else
-    (void)epoll;
-    (void)fd;
+    (void)wakeup;
     return -1;
 #endif
 }
 
-int tern_epoll_wait(int epoll, int *fds, int *masks, int capacity, int timeout_ms) {
+int tern_epoll_watch_once(int epoll, int socket) {
 #ifdef __linux__
-    struct epoll_event events[64];
-    if (capacity > 64) capacity = 64;
-    int count = epoll_wait(epoll, events, capacity, timeout_ms);
-    if (count < 0) return 0;  // EINTR: as a timeout
-    for (int i = 0; i < count; i++) {
-        uint32_t got = events[i].events;
-        fds[i] = events[i].data.fd;
-        masks[i] = ((got & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) ? 1 : 0) | ((got & EPOLLOUT) ? 2 : 0) | ((got & EPOLLERR) ? 4 : 0);
-    }
-    return count;
+    struct epoll_event event = {0};
+    event.events = EPOLLIN | EPOLLONESHOT;
+    event.data.fd = socket;
+    if (epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0) return 0;
+    return errno == EEXIST ? epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) : -1;
 #else
     (void)epoll;
-    (void)fds;
-    (void)masks;
-    (void)capacity;
+    (void)socket;
+    return -1;
+#endif
+}
+
+void tern_epoll_forget(int epoll, int socket) {
+#ifdef __linux__
+    epoll_ctl(epoll, EPOLL_CTL_DEL, socket, NULL);  // ENOENT or EBADF when already gone: nothing to do
+#else
+    (void)epoll;
+    (void)socket;
+#endif
+}
+
+int tern_epoll_wait(int epoll, int wakeup, int timeout_ms) {
+#ifdef __linux__
+    struct epoll_event events[8];
+    int count = epoll_wait(epoll, events, 8, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        if (events[i].data.fd == wakeup) tern_wakeup_clear(wakeup);
+    }
+    return count < 0 ? 0 : count;  // EINTR: as a timeout
+#else
+    (void)epoll;
+    (void)wakeup;
     (void)timeout_ms;
     return 0;
 #endif
-}
-
-typedef int (*tern_curl_socket_action_function)(void *, int, int, int *);
-
-int tern_curl_socket_action(void *function, void *multi, int socket, int mask, int *running) {
-    return ((tern_curl_socket_action_function)function)(multi, socket, mask, running);
-}
-
-void tern_curl_watch_install(void *multi_setopt, void *multi, tern_curl_watch *watch) {
-    tern_curl_variadic setopt = (tern_curl_variadic)multi_setopt;
-    setopt(multi, 20001, tern_curl_socket_callback);  // CURLMOPT_SOCKETFUNCTION
-    setopt(multi, 10002, (void *)watch);              // CURLMOPT_SOCKETDATA
-}
-
-typedef int (*tern_curl_socket_all_function)(void *, int *);
-
-int tern_curl_socket_all(void *function, void *multi, int *running) {
-    return ((tern_curl_socket_all_function)function)(multi, running);
 }

@@ -2,8 +2,8 @@
 // through pointers Tern looked up at run time with dlsym: Swift cannot call a C variadic function
 // through a pointer, and calling one as if it were not variadic is undefined behaviour. No libcurl
 // header is needed: the project loads libcurl at run time (see Sources/Tern/Transport/Curl).
-// Also the transport loop's eventfd and epoll descriptor (Swift's Glibc module does not declare
-// eventfd), and libcurl's socket callback, which keeps the epoll set in step.
+// Also the eventfd that wakes the transport's loop and the epoll set it waits in while idle (Swift's
+// Glibc module does not declare eventfd).
 #ifndef TERN_CURL_SHIM_H
 #define TERN_CURL_SHIM_H
 
@@ -29,30 +29,19 @@ void tern_wakeup_clear(int fd);
 /// Closes it.
 void tern_wakeup_close(int fd);
 
-/// What libcurl's socket callback (CURLMOPT_SOCKETFUNCTION) keeps for the event loop: the epoll
-/// descriptor the sockets are watched in.
-typedef struct {
-    int epoll;
-} tern_curl_watch;
-
-/// The socket callback: watches `socket` in `((tern_curl_watch *)watch)->epoll` for what libcurl
-/// asks (CURL_POLL_IN 1, OUT 2, INOUT 3; REMOVE 4 stops watching).
-int tern_curl_socket_callback(void *easy, int socket, int what, void *watch, void *socketp);
+/// The one socket libcurl waits on, for input only, across all of `multi`'s transfers
+/// (curl_multi_fdset through `fdset_function`); -1 when it waits on none, several, or for output.
+int tern_curl_single_input_socket(void *fdset_function, void *multi);
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t tern_monotonic_now(void);
-/// A close-on-exec epoll descriptor, or -1.
-int tern_epoll_open(void);
-/// Watches `fd` for input (the wakeup's eventfd).
-int tern_epoll_watch_input(int epoll, int fd);
-/// Waits up to `timeout_ms` for the watched descriptors; fills `fds` and `masks` (libcurl's
-/// CURL_CSELECT_IN 1, OUT 2, ERR 4) and returns how many are ready (0 on timeout or a signal).
-int tern_epoll_wait(int epoll, int *fds, int *masks, int capacity, int timeout_ms);
-/// curl_multi_socket_action through the pointer looked up at run time.
-int tern_curl_socket_action(void *function, void *multi, int socket, int mask, int *running);
-/// curl_multi_socket_all (every transfer driven, as curl_multi_perform, the sockets re-reported).
-int tern_curl_socket_all(void *function, void *multi, int *running);
-/// Installs the socket callback above on `multi`, with `watch` as its data (`multi_setopt`:
-/// curl_multi_setopt's address).
-void tern_curl_watch_install(void *multi_setopt, void *multi, tern_curl_watch *watch);
+/// A close-on-exec epoll descriptor watching `wakeup` (the eventfd) for input, or -1.
+int tern_epoll_open(int wakeup);
+/// Watches `socket` once for input (EPOLLONESHOT): the answer to a request sent from another thread.
+int tern_epoll_watch_once(int epoll, int socket);
+/// Stops watching `socket`.
+void tern_epoll_forget(int epoll, int socket);
+/// Waits up to `timeout_ms` for the watched descriptors and clears `wakeup` if it was signalled;
+/// returns how many were ready (0 on timeout or a signal).
+int tern_epoll_wait(int epoll, int wakeup, int timeout_ms);
 
 #endif

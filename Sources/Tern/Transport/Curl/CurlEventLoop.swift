@@ -3,20 +3,23 @@ import CTernCurl
 import Foundation
 
 /// The engine of a `CurlTransport`: owns the multi handle, every easy handle and every exchange
-/// once submitted, and drives libcurl through its socket interface (`curl_multi_socket_action`)
-/// over an epoll set that libcurl's socket callback keeps in step (CTernCurl).
+/// once submitted; its thread drives them.
 ///
-/// One lock, `driver`, serialises every libcurl call and every table here. The loop thread takes
-/// the inbox (submissions, cancels, pauses, stop) under the inbox's lock, then does its work with
-/// `driver` held: starts what it may, acts on the sockets epoll reported and on libcurl's due
-/// timers, finishes what libcurl reports done. It lets go of `driver` to run the task executor's
-/// jobs and to wait in `epoll_wait` (a submitter wakes it through the transport's eventfd).
+/// Each turn the loop thread takes the inbox (submissions, cancels, pauses, stop) under the
+/// inbox's lock, then, holding `driver`, starts what it may, runs `curl_multi_perform`, finishes
+/// what libcurl reports done, and sleeps when the inbox is empty (a submitter then wakes it
+/// through `CurlWakeup`): in `curl_multi_poll` while transfers run, `driver` still held; with none
+/// running, in `epoll_wait` on the wakeup with `driver` released.
 ///
-/// **Starting without a wake-up.** While the loop waits, a caller starting a plain-HTTP exchange
-/// takes `driver` itself when it is free (`startDirectly`) and lets libcurl send the request from
-/// the caller's thread; the socket then waits for the answer in the same epoll set, so only the
-/// answer wakes the loop: one context switch per sequential request fewer. libcurl's callbacks
-/// for that exchange may then run on the caller's thread, always with `driver` held.
+/// **Sending without a wake-up.** While the loop waits with nothing running, a caller sending a
+/// plain-HTTP request takes `driver` itself if it is free (`startDirectly`) and runs
+/// `curl_multi_perform` on its own thread, which sends the request. When libcurl then waits for
+/// nothing but input on one socket (the request went out whole), the caller adds that socket to
+/// the loop's epoll set (once, for input), so only the answer wakes the loop: sequentially, one
+/// context switch per request fewer. In every other case (the request not all sent, a transfer
+/// that already ended, a libcurl timer due before the loop would wake) it wakes the loop at once,
+/// as a queued submission would. libcurl's callbacks for such an exchange may run on the caller's thread, with
+/// `driver` held; its ending is always delivered by the loop thread.
 ///
 /// **A FIFO queue per origin.** libcurl's own queue of transfers waiting for a connection is not
 /// first-in first-out (a newly added transfer can take a freed connection before older ones), so
@@ -24,23 +27,27 @@ import Foundation
 /// loop hands libcurl at most `connectionsPerHost` transfers per origin (scheme, host, port) and
 /// keeps the rest in arrival order; an origin that answered over HTTP/2 takes up to 100 streams
 /// per connection.
-// Sendable: every stored property is immutable or guarded by `driver` (the tables, `wakesAt`,
-// `stopped`); `ready` and `readyMasks` belong to the loop thread.
+// Sendable: every stored property is immutable or guarded by `driver` (the tables, the direct
+// sockets, `waitsIdle`, `wakesAt`, `stopped`).
 final class CurlEventLoop: @unchecked Sendable {
     private let curl: LibCurl
     private let multi: LibCurl.Handle
     private let wakeup: CurlWakeup
+    /// The wakeup's eventfd as a `struct curl_waitfd` (fd, events, revents: 4 + 2 + 2 bytes), an
+    /// extra descriptor for `curl_multi_poll`.
+    private let waitDescriptor: UnsafeMutableRawPointer
+    /// Where the loop waits with nothing running: the wakeup, and the sockets of requests sent
+    /// directly.
+    private let epoll: Int32
     private let inbox: Locked<CurlTransport.Inbox>
     private let executor: CurlLoopExecutor
     private let connectionsPerHost: Int
     /// Serialises every libcurl call and every table below.
     private let driver = NSLock()
-    /// The epoll descriptor libcurl's socket callback keeps its sockets in.
-    private let watch: UnsafeMutablePointer<tern_curl_watch>
 
-    /// While transfers run, the loop wakes at least this often and drives every transfer (a
-    /// stall in libcurl 7.88's HTTP/2 code left transfers waiting for the whole wait otherwise).
-    static let activePollMilliseconds: Int64 = 20
+    /// While transfers run, the loop wakes at least this often (a stall in libcurl 7.88's HTTP/2
+    /// code left transfers waiting for the whole poll timeout otherwise).
+    static let activePollMilliseconds: Int32 = 20
     /// Streams per connection on an HTTP/2 origin (libcurl's default concurrency limit).
     static let streamsPerConnection = 100
 
@@ -55,28 +62,26 @@ final class CurlEventLoop: @unchecked Sendable {
     private var multiplexed: Set<String> = []
     /// Reset easy handles for the next exchanges.
     private var pool: [LibCurl.Handle] = []
-    /// When the waiting loop wakes by itself (monotonic nanoseconds).
+    /// Sockets a caller added to `epoll` for the loop's idle wait (`startDirectly`).
+    private var directSockets: [Int32] = []
+    /// Whether the loop waits in `epoll` with nothing running (and `driver` released).
+    private var waitsIdle = false
+    /// When that wait ends by itself (monotonic nanoseconds).
     private var wakesAt: Int64 = 0
     /// Set once the multi handle is gone.
     private var stopped = false
-    /// What the last wait reported: descriptors and their `CURL_CSELECT_*` masks.
-    private var ready = [Int32](repeating: 0, count: 64)
-    private var readyMasks = [Int32](repeating: 0, count: 64)
 
     /// A loop over `multi`, or nil when no epoll descriptor can be made.
     init?(
         curl: LibCurl, multi: LibCurl.Handle, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, executor: CurlLoopExecutor,
         connectionsPerHost: Int
     ) {
-        let epoll = tern_epoll_open()
+        epoll = tern_epoll_open(wakeup.descriptor)
         guard epoll >= 0 else { return nil }
-        guard tern_epoll_watch_input(epoll, wakeup.descriptor) == 0 else {
-            close(epoll)
-            return nil
-        }
-        watch = .allocate(capacity: 1)
-        watch.initialize(to: tern_curl_watch(epoll: epoll))
-        curl.install(watch, on: multi)
+        waitDescriptor = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 4)
+        waitDescriptor.storeBytes(of: wakeup.descriptor, toByteOffset: 0, as: Int32.self)
+        waitDescriptor.storeBytes(of: Int16(POLLIN), toByteOffset: 4, as: Int16.self)
+        waitDescriptor.storeBytes(of: 0, toByteOffset: 6, as: Int16.self)
         self.curl = curl
         self.multi = multi
         self.wakeup = wakeup
@@ -86,20 +91,22 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     deinit {
-        close(watch.pointee.epoll)
-        watch.deallocate()
+        close(epoll)
+        waitDescriptor.deallocate()
     }
 
     /// The loop thread's work, until the transport stops.
     func run() {
-        var readyCount = 0
-        var waitRanOut = false
+        var stillRunning: Int32 = 0
         while true {
             let (submissions, cancels, pauses, jobs, stopping) = inbox.withLock { inbox in
                 defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.jobs = []; inbox.sleeping = false }
                 return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.jobs, inbox.stopping)
             }
             driver.lock()
+            waitsIdle = false
+            for socket in directSockets { tern_epoll_forget(epoll, socket) }
+            directSockets.removeAll(keepingCapacity: true)
             submissions.forEach(admit)
             if stopping {
                 stop()
@@ -120,8 +127,20 @@ final class CurlEventLoop: @unchecked Sendable {
                 for job in jobs { job.runSynchronously(on: loopExecutor) }
                 driver.lock()
             }
-            act(on: readyCount, waitRanOut: waitRanOut)
-            finishDone()
+            _ = curl.multiPerform(multi, &stillRunning)
+            var queued: Int32 = 0
+            while let message = curl.multiInfoRead(multi, &queued) {
+                // CURLMsg: msg (int) at 0, easy_handle at 8, data.result (CURLcode) at 16.
+                guard message.load(as: Int32.self) == LibCurl.messageDone,
+                    let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
+                else { continue }
+                let code = message.load(fromByteOffset: 16, as: Int32.self)
+                guard let exchange = byHandle[easy] else {
+                    _ = curl.multiRemoveHandle(multi, easy)
+                    continue
+                }
+                end(exchange) { $0.finish(code: code, curl: curl) }
+            }
             let idle = inbox.withLock { inbox -> Bool in
                 guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.jobs.isEmpty, !inbox.stopping else {
                     return false
@@ -129,87 +148,68 @@ final class CurlEventLoop: @unchecked Sendable {
                 inbox.sleeping = true
                 return true
             }
-            let timeout = idle ? waitMilliseconds() : 0
-            wakesAt = tern_monotonic_now() + timeout * 1_000_000
+            guard idle else {
+                driver.unlock()
+                continue
+            }
+            guard running.isEmpty else {
+                poll()
+                driver.unlock()
+                continue
+            }
+            // Nothing runs: wait without the lock, so that a caller can send a request itself.
+            let timer = timerMilliseconds()
+            let timeout = timer < 0 ? 1000 : min(1000, timer)
+            waitsIdle = true
+            wakesAt = tern_monotonic_now() + Int64(timeout) * 1_000_000
             driver.unlock()
-            readyCount = Int(tern_epoll_wait(watch.pointee.epoll, &ready, &readyMasks, Int32(ready.count), Int32(timeout)))
-            waitRanOut = readyCount == 0 && timeout > 0
+            _ = tern_epoll_wait(epoll, wakeup.descriptor, timeout)
         }
     }
 
-    /// Hands `exchange` to libcurl from the caller's thread, which then sends its request, if
-    /// the loop's lock is free; false when it is not (the caller posts it to the inbox instead).
-    /// Wakes the loop only when it must: an exchange ended here (the loop delivers endings), or
-    /// libcurl wants its timers sooner than the loop would wake.
+    /// Hands `exchange` to libcurl from the caller's thread, which sends its request, if the loop
+    /// waits with nothing running and its lock is free; false otherwise (the caller then posts it
+    /// to the inbox). Wakes the loop unless only the answer is left to wait for.
     func startDirectly(_ exchange: CurlExchange) -> Bool {
         guard driver.try() else { return false }
-        guard !stopped else {
+        guard waitsIdle, !stopped else {
             driver.unlock()
             return false
         }
         admit(exchange)
         var stillRunning: Int32 = 0
-        _ = curl.socketAction(multi, LibCurl.socketTimeout, 0, running: &stillRunning)
-        let timer = timerMilliseconds()
-        let wake = Int(stillRunning) < running.count || (timer >= 0 && tern_monotonic_now() + timer * 1_000_000 < wakesAt)
+        _ = curl.multiPerform(multi, &stillRunning)
+        var wake = true
+        // Only the answer is left when the one transfer running waits on one socket for input
+        // alone, and libcurl wants nothing before the loop wakes anyway.
+        if stillRunning == 1 {
+            let socket = curl.singleInputSocket(multi)
+            let timer = timerMilliseconds()
+            if socket >= 0, timer < 0 || tern_monotonic_now() + Int64(timer) * 1_000_000 >= wakesAt,
+                tern_epoll_watch_once(epoll, socket) == 0
+            {
+                directSockets.append(socket)
+                wake = false
+            }
+        }
         driver.unlock()
         if wake { wakeup.post(to: inbox) { _ in } }
         return true
     }
 
-    /// With `driver` held: acts on the `count` descriptors the last wait reported, then on
-    /// libcurl's timers when they are due, or on every transfer when the wait ran out while
-    /// transfers run (`activePollMilliseconds`).
-    private func act(on count: Int, waitRanOut: Bool) {
-        var stillRunning: Int32 = 0
-        var sockets = 0
-        for index in 0..<count {
-            if ready[index] == wakeup.descriptor {
-                tern_wakeup_clear(wakeup.descriptor)
-            } else {
-                sockets += 1
-                _ = curl.socketAction(multi, ready[index], readyMasks[index], running: &stillRunning)
-            }
-        }
-        if sockets == 0, waitRanOut, !running.isEmpty {
-            _ = curl.socketAll(multi, running: &stillRunning)
-            return
-        }
-        if timerMilliseconds() == 0 {
-            _ = curl.socketAction(multi, LibCurl.socketTimeout, 0, running: &stillRunning)
-        }
+    /// Waits in `curl_multi_poll` for libcurl's sockets or a wakeup, at most
+    /// `activePollMilliseconds`.
+    private func poll() {
+        waitDescriptor.storeBytes(of: 0, toByteOffset: 6, as: Int16.self)
+        _ = curl.multiPoll(multi, waitDescriptor, 1, Self.activePollMilliseconds, nil)
+        if waitDescriptor.load(fromByteOffset: 6, as: Int16.self) != 0 { tern_wakeup_clear(wakeup.descriptor) }
     }
 
-    /// With `driver` held: ends every exchange libcurl reports done.
-    private func finishDone() {
-        var queued: Int32 = 0
-        while let message = curl.multiInfoRead(multi, &queued) {
-            // CURLMsg: msg (int) at 0, easy_handle at 8, data.result (CURLcode) at 16.
-            guard message.load(as: Int32.self) == LibCurl.messageDone,
-                let easy = message.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
-            else { continue }
-            let code = message.load(fromByteOffset: 16, as: Int32.self)
-            guard let exchange = byHandle[easy] else {
-                _ = curl.multiRemoveHandle(multi, easy)
-                continue
-            }
-            end(exchange) { $0.finish(code: code, curl: curl) }
-        }
-    }
-
-    /// How long the loop may wait: until libcurl's next timer, at most a second (while transfers
-    /// run, `activePollMilliseconds`).
-    private func waitMilliseconds() -> Int64 {
-        let cap = running.isEmpty ? 1000 : Self.activePollMilliseconds
-        let timer = timerMilliseconds()
-        return timer < 0 ? cap : min(cap, timer)
-    }
-
-    /// Milliseconds until libcurl wants its timers run (`curl_multi_timeout`; 0: now), -1 for none.
-    private func timerMilliseconds() -> Int64 {
+    /// Milliseconds until libcurl wants to run (`curl_multi_timeout`; 0: now), -1 for never.
+    private func timerMilliseconds() -> Int32 {
         var milliseconds = -1
         _ = curl.multiTimeout(multi, &milliseconds)
-        return Int64(milliseconds)
+        return Int32(clamping: milliseconds)
     }
 
     /// Starts `exchange` now if its origin has room, else queues it behind the others.

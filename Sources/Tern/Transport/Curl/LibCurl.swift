@@ -22,8 +22,7 @@ struct LibCurl: @unchecked Sendable {
     private let easySetopt: UnsafeMutableRawPointer
     private let easyGetinfo: UnsafeMutableRawPointer
     private let multiSetopt: UnsafeMutableRawPointer
-    private let multiSocketAction: UnsafeMutableRawPointer
-    private let multiSocketAll: UnsafeMutableRawPointer
+    private let multiFdset: UnsafeMutableRawPointer
     let easyInit: @convention(c) () -> Handle?
     let easyCleanup: @convention(c) (Handle?) -> Void
     let easyReset: @convention(c) (Handle?) -> Void
@@ -33,13 +32,14 @@ struct LibCurl: @unchecked Sendable {
     let multiCleanup: @convention(c) (Handle?) -> Int32
     let multiAddHandle: @convention(c) (Handle?, Handle?) -> Int32
     let multiRemoveHandle: @convention(c) (Handle?, Handle?) -> Int32
+    let multiPerform: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiPoll: @convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
     let multiTimeout: @convention(c) (Handle?, UnsafeMutablePointer<Int>?) -> Int32
     let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
     let slistAppend: @convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?
     let slistFreeAll: @convention(c) (Handle?) -> Void
 
-    /// The oldest libcurl Tern uses: 7.68.0 (the `_T` timing infos need 7.61.0; older releases
-    /// are not tested).
+    /// The oldest libcurl Tern uses: `curl_multi_poll` arrived in 7.68.0.
     static let minimumVersion: UInt32 = 0x07_44_00
 
     /// The loaded library, or why there is none (no libcurl, a missing function, too old).
@@ -73,11 +73,9 @@ struct LibCurl: @unchecked Sendable {
                 throw LoadFailure(description: "libcurl \(version) is older than 7.68.0")
             }
             guard let easySetopt = symbol("curl_easy_setopt"), let easyGetinfo = symbol("curl_easy_getinfo"),
-                let multiSetopt = symbol("curl_multi_setopt"), let multiSocketAction = symbol("curl_multi_socket_action"),
-                let multiSocketAll = symbol("curl_multi_socket_all")
+                let multiSetopt = symbol("curl_multi_setopt"), let multiFdset = symbol("curl_multi_fdset")
             else {
-                throw LoadFailure(
-                    description: "libcurl lacks curl_easy_setopt, curl_easy_getinfo, curl_multi_setopt or curl_multi_socket_action/_all")
+                throw LoadFailure(description: "libcurl lacks curl_easy_setopt, curl_easy_getinfo, curl_multi_setopt or curl_multi_fdset")
             }
             typealias GlobalInit = @convention(c) (Int) -> Int32
             // Thread-safe and reference-counted with FoundationNetworking's own call on 7.84+ builds.
@@ -87,7 +85,7 @@ struct LibCurl: @unchecked Sendable {
             return .success(
                 LibCurl(
                     version: version, versionNumber: number, easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
-                    multiSocketAction: multiSocketAction, multiSocketAll: multiSocketAll,
+                    multiFdset: multiFdset,
                     easyInit: try function("curl_easy_init", as: (@convention(c) () -> Handle?).self),
                     easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
                     easyReset: try function("curl_easy_reset", as: (@convention(c) (Handle?) -> Void).self),
@@ -97,6 +95,11 @@ struct LibCurl: @unchecked Sendable {
                     multiCleanup: try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self),
                     multiAddHandle: try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
                     multiRemoveHandle: try function("curl_multi_remove_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
+                    multiPerform: try function(
+                        "curl_multi_perform", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32).self),
+                    multiPoll: try function(
+                        "curl_multi_poll",
+                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
                     multiTimeout: try function(
                         "curl_multi_timeout", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int>?) -> Int32).self),
                     multiInfoRead: try function(
@@ -137,28 +140,19 @@ struct LibCurl: @unchecked Sendable {
         tern_curl_setopt_long(multiSetopt, multi, option.rawValue, value)
     }
 
-    /// Has libcurl report the sockets it watches to `watch` (its socket callback, in CTernCurl).
-    func install(_ watch: UnsafeMutablePointer<tern_curl_watch>, on multi: Handle) {
-        tern_curl_watch_install(multiSetopt, multi, watch)
-    }
 
-    /// `curl_multi_socket_all`: drives every transfer, as `curl_multi_perform` does, and reports
-    /// every socket again.
-    func socketAll(_ multi: Handle, running: inout Int32) -> Int32 {
-        tern_curl_socket_all(multiSocketAll, multi, &running)
-    }
-
-    /// `curl_multi_socket_action`: acts on `socket` (`socketTimeout` for the timers) for what
-    /// `mask` says is ready (`CURL_CSELECT_*`), counting the transfers still running.
-    func socketAction(_ multi: Handle, _ socket: Int32, _ mask: Int32, running: inout Int32) -> Int32 {
-        tern_curl_socket_action(multiSocketAction, multi, socket, mask, &running)
-    }
 
     /// A `long` or `curl_off_t` piece of information about a transfer (both 64 bits here).
     func info(_ easy: Handle, long info: Info) -> Int {
         var value = 0
         _ = tern_curl_getinfo(easyGetinfo, easy, info.rawValue, &value)
         return value
+    }
+
+    /// The one socket `multi`'s transfers wait on, for input only (`curl_multi_fdset`); -1 when
+    /// they wait on none, on several, or to send.
+    func singleInputSocket(_ multi: Handle) -> Int32 {
+        tern_curl_single_input_socket(multiFdset, multi)
     }
 
     /// libcurl's text for `code`.
@@ -217,8 +211,6 @@ struct LibCurl: @unchecked Sendable {
 
     /// `CURLPROTO_HTTP | CURLPROTO_HTTPS`.
     static let httpProtocols = 3
-    /// `CURL_SOCKET_TIMEOUT`: `curl_multi_socket_action` for the timers rather than a socket.
-    static let socketTimeout: Int32 = -1
     /// `CURLMSG_DONE`.
     static let messageDone: Int32 = 1
     /// `CURLAUTH_BASIC | CURLAUTH_DIGEST`: with two kinds allowed libcurl asks first and answers
