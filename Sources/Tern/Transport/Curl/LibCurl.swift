@@ -140,8 +140,6 @@ struct LibCurl: @unchecked Sendable {
         tern_curl_setopt_long(multiSetopt, multi, option.rawValue, value)
     }
 
-
-
     /// A `long` or `curl_off_t` piece of information about a transfer (both 64 bits here).
     func info(_ easy: Handle, long info: Info) -> Int {
         var value = 0
