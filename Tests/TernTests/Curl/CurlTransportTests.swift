@@ -276,5 +276,52 @@ import Testing
         #expect(ended.count == 6)
         #expect(transport.start(TransportRequest(URLRequest(url: URL(string: "http://127.0.0.1:1/")!))) { _ in } == nil)
     }
+
+    /// Sequential plain-HTTP requests go out from the caller's thread while the loop has nothing
+    /// to do, and the answer alone wakes the loop: each one answers as soon as the server does
+    /// (the loop's own wait would take a second), and a request waiting that way cancels at once.
+    @Test func sequentialRequestsGoOutDirectlyAndTheAnswerWakesTheLoop() async throws {
+        let transport = try #require(CurlTransport.make())
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.transport = transport
+        }
+        let key = Fixture.uniqueKey("direct")
+        _ = try await client.send(Request<JSON>("json"))  // the connection, made through the loop
+        let started = Date()
+        for index in 0..<10 {
+            let response = try await client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.05]))
+            #expect(response.json["n"]?.int == index + 1)
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 5, "10 answers after 50 ms each took \(elapsed) s: the loop slept through them")
+        #expect(transport.requestsSentDirectly >= 5, "\(transport.requestsSentDirectly) of 10 sent directly")
+
+        let ended = Counter()
+        let before = transport.requestsSentDirectly
+        let stalled = client.send(Request<JSON>("stall", query: ["seconds": 5])) { _ in ended.increment() }
+        try await Task.sleep(milliseconds: 100)
+        #expect(transport.requestsSentDirectly == before + 1)
+        let cancelled = Date()
+        stalled.cancel()
+        try await Task.sleep(milliseconds: 200)
+        #expect(ended.count == 1)
+        #expect(Date().timeIntervalSince(cancelled) < 1)
+        #expect(try await client.send(Request<JSON>("json")).statusCode == 200)
+    }
+
+    /// A request whose body does not go out at once (libcurl still waits to send) wakes the loop,
+    /// which sends the rest: the server gets all of it.
+    @Test func aBodyLargerThanTheSocketBufferIsSentByTheLoop() async throws {
+        let transport = try #require(CurlTransport.make())
+        let client = Client(baseURL: try TestServers.httpbin()) {
+            $0.callbackQueue = .immediate
+            $0.transport = transport
+        }
+        _ = try await client.send(Request<JSON>("get"))
+        let body = Data(repeating: UInt8(ascii: "x"), count: 8 << 20)
+        let response = try await client.send(Request<JSON>("post", method: .post, body: .data(body, contentType: "text/plain")))
+        #expect(response.json["data"]?.string?.utf8.count == body.count)
+    }
 }
 #endif

@@ -2,7 +2,7 @@
 import Foundation
 
 /// libcurl's callbacks for a `CurlExchange`: plain C functions that find their exchange through
-/// the user-data pointer and run inside `curl_multi_socket_action`, with the event loop's lock held.
+/// the user-data pointer and run inside `curl_multi_perform`, with the event loop's lock held.
 enum CurlCallbacks {
     static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
         data, size, count, context in

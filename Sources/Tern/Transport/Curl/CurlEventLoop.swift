@@ -70,6 +70,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var wakesAt: Int64 = 0
     /// Set once the multi handle is gone.
     private var stopped = false
+    /// Requests a caller sent without waking the loop (for tests).
+    private var sentDirectly = 0
 
     /// A loop over `multi`, or nil when no epoll descriptor can be made.
     init?(
@@ -180,15 +182,17 @@ final class CurlEventLoop: @unchecked Sendable {
         var stillRunning: Int32 = 0
         _ = curl.multiPerform(multi, &stillRunning)
         var wake = true
-        // Only the answer is left when the one transfer running waits on one socket for input
-        // alone, and libcurl wants nothing before the loop wakes anyway.
-        if stillRunning == 1 {
+        // Only the answer is left when this is the one transfer, still running (nothing ended for
+        // the loop to deliver), waiting on one socket for input alone, and libcurl wants nothing
+        // before the loop wakes anyway.
+        if stillRunning == 1, running.count == 1, running[exchange.id] != nil {
             let socket = curl.singleInputSocket(multi)
             let timer = timerMilliseconds()
             if socket >= 0, timer < 0 || tern_monotonic_now() + Int64(timer) * 1_000_000 >= wakesAt,
                 tern_epoll_watch_once(epoll, socket) == 0
             {
                 directSockets.append(socket)
+                sentDirectly += 1
                 wake = false
             }
         }
@@ -196,6 +200,9 @@ final class CurlEventLoop: @unchecked Sendable {
         if wake { wakeup.post(to: inbox) { _ in } }
         return true
     }
+
+    /// How many requests callers sent without waking the loop.
+    var requestsSentDirectly: Int { driver.withLock { sentDirectly } }
 
     /// Waits in `curl_multi_poll` for libcurl's sockets or a wakeup, at most
     /// `activePollMilliseconds`.

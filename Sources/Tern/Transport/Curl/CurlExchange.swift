@@ -10,9 +10,9 @@ import Foundation
 /// it runs, and the events they become.
 ///
 /// Created on the caller's thread with nothing but values; everything after `attach` happens with
-/// the event loop's lock held: libcurl calls the callbacks from `curl_multi_socket_action` (on the
-/// loop thread, or on the caller's thread while a request started directly goes out), and the
-/// loop thread finishes or cancels it. libcurl reaches it through an unretained pointer; the
+/// the event loop's lock held: libcurl calls the callbacks from `curl_multi_perform` (on the loop
+/// thread, or on the caller's thread while a request sent directly goes out), and the loop thread
+/// finishes or cancels it. libcurl reaches it through an unretained pointer; the
 /// loop's table owns it until after `curl_multi_remove_handle`, after which no callback can come.
 /// Events follow the `Transport` contract: one `.response` per final head (1xx heads are skipped),
 /// `.data`, `.sentBytes`, then exactly one `.completed`.
@@ -196,7 +196,7 @@ final class CurlExchange: @unchecked Sendable {
         return nil
     }
 
-    // MARK: Callbacks (the loop's lock held, inside curl_multi_socket_action)
+    // MARK: Callbacks (the loop's lock held, inside curl_multi_perform)
 
     /// A header line, status lines included; the blank line ends a head. Parsed as bytes:
     /// Foundation's string trimming and case-insensitive comparison took a third of the CPU of a

@@ -15,8 +15,8 @@ import Foundation
 /// `CurlTransport.unavailableReason` says why). Every libcurl handle belongs to the event loop
 /// (`CurlEventLoop`), whose thread drives them; callers put submissions, cancels and pauses in a
 /// locked inbox and wake the loop (`CurlWakeup`) when it sleeps, except that a plain-HTTP request
-/// sent while the loop waits and nobody else drives libcurl goes out from the caller's thread,
-/// without waking the loop. Requests beyond the connection limit wait in a
+/// sent while the loop has nothing to do goes out from the caller's thread, which wakes the loop
+/// only for the answer. Requests beyond the connection limit wait in a
 /// FIFO queue per origin. Each exchange completes exactly once: finished by libcurl, cancelled,
 /// or failed when the transport is invalidated. A slow stream reader pauses its exchange
 /// (`curl_easy_pause`).
@@ -142,6 +142,9 @@ public final class CurlTransport: Transport {
         return CurlTask(id: id, transport: self)
     }
 
+    /// How many requests went out from their caller's thread without waking the loop.
+    var requestsSentDirectly: Int { loop.requestsSentDirectly }
+
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
     public var pausesExchanges: Bool { true }
 
@@ -171,7 +174,8 @@ public final class CurlTransport: Transport {
     }
 }
 
-/// How other threads wake a `CurlTransport`'s loop from `epoll_wait`: an eventfd in its epoll set.
+/// How other threads wake a `CurlTransport`'s loop: an eventfd it polls beside libcurl's sockets, or in
+/// its epoll set while nothing runs.
 ///
 /// The eventfd lives as long as this object, which the transport and the loop both hold, so a
 /// signal is sent after the inbox lock is released (a wakeup sent with it held sent the woken
