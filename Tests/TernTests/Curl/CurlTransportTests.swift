@@ -288,13 +288,15 @@ import Testing
         }
         let key = Fixture.uniqueKey("direct")
         _ = try await client.send(Request<JSON>("json"))  // the connection, made through the loop
-        let started = Date()
+        var took: [TimeInterval] = []
         for index in 0..<10 {
+            let started = Date()
             let response = try await client.send(Request<JSON>("counted", query: ["key": key, "q": index, "seconds": 0.05]))
+            took.append(Date().timeIntervalSince(started))
             #expect(response.json["n"]?.int == index + 1)
         }
-        let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed < 5, "10 answers after 50 ms each took \(elapsed) s: the loop slept through them")
+        let median = took.sorted()[took.count / 2]
+        #expect(median < 0.4, "answers after 50 ms took \(took) s: the loop slept through them")
         #expect(transport.requestsSentDirectly >= 5, "\(transport.requestsSentDirectly) of 10 sent directly")
 
         let ended = Counter()
