@@ -65,7 +65,8 @@ int tern_curl_single_input_socket(void *fdset_function, void *multi) {
     FD_ZERO(&output);
     FD_ZERO(&other);
     int highest = -1;
-    if (((tern_curl_fdset_function)fdset_function)(multi, &input, &output, &other, &highest) != 0 || highest < 0) return -1;
+    if (((tern_curl_fdset_function)fdset_function)(multi, &input, &output, &other, &highest) != 0) return -1;
+    if (highest < 0) return -2;  // none it could report: a running transfer's socket is at FD_SETSIZE or above
     int found = -1;
     for (int fd = 0; fd <= highest; fd++) {
         if (FD_ISSET(fd, &output)) return -1;

@@ -30,7 +30,8 @@ void tern_wakeup_clear(int fd);
 void tern_wakeup_close(int fd);
 
 /// The one socket libcurl waits on, for input only, across all of `multi`'s transfers
-/// (curl_multi_fdset through `fdset_function`); -1 when it waits on none, several, or for output.
+/// (curl_multi_fdset through `fdset_function`); -1 when it waits on several or for output, -2
+/// when it reports none (curl_multi_fdset leaves out descriptors at FD_SETSIZE and above).
 int tern_curl_single_input_socket(void *fdset_function, void *multi);
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t tern_monotonic_now(void);

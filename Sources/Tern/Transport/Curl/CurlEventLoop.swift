@@ -44,6 +44,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private let connectionsPerHost: Int
     /// Serialises every libcurl call and every table below.
     private let driver = NSLock()
+    /// The longest sleep with nothing running.
+    private let idleWaitMilliseconds: Int32
 
     /// While transfers run, the loop wakes at least this often (a stall in libcurl 7.88's HTTP/2
     /// code left transfers waiting for the whole poll timeout otherwise).
@@ -70,13 +72,15 @@ final class CurlEventLoop: @unchecked Sendable {
     private var wakesAt: Int64 = 0
     /// Set once the multi handle is gone.
     private var stopped = false
-    /// Requests a caller sent without waking the loop (for tests).
+    /// Requests a caller sent without waking the loop, and requests it could not because
+    /// `curl_multi_fdset` cannot report their socket (for tests).
     private var sentDirectly = 0
+    private var socketBeyondFDSet = 0
 
     /// A loop over `multi`, or nil when no epoll descriptor can be made.
     init?(
         curl: LibCurl, multi: LibCurl.Handle, wakeup: CurlWakeup, inbox: Locked<CurlTransport.Inbox>, executor: CurlLoopExecutor,
-        connectionsPerHost: Int
+        connectionsPerHost: Int, idleWaitMilliseconds: Int32
     ) {
         epoll = tern_epoll_open(wakeup.descriptor)
         guard epoll >= 0 else { return nil }
@@ -90,6 +94,7 @@ final class CurlEventLoop: @unchecked Sendable {
         self.inbox = inbox
         self.executor = executor
         self.connectionsPerHost = connectionsPerHost
+        self.idleWaitMilliseconds = idleWaitMilliseconds
     }
 
     deinit {
@@ -161,7 +166,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             // Nothing runs: wait without the lock, so that a caller can send a request itself.
             let timer = timerMilliseconds()
-            let timeout = timer < 0 ? 1000 : min(1000, timer)
+            let timeout = timer < 0 ? idleWaitMilliseconds : min(idleWaitMilliseconds, timer)
             waitsIdle = true
             wakesAt = tern_monotonic_now() + Int64(timeout) * 1_000_000
             driver.unlock()
@@ -187,6 +192,7 @@ final class CurlEventLoop: @unchecked Sendable {
         // before the loop wakes anyway.
         if stillRunning == 1, running.count == 1, running[exchange.id] != nil {
             let socket = curl.singleInputSocket(multi)
+            if socket == -2 { socketBeyondFDSet += 1 }
             let timer = timerMilliseconds()
             if socket >= 0, timer < 0 || tern_monotonic_now() + Int64(timer) * 1_000_000 >= wakesAt,
                 tern_epoll_watch_once(epoll, socket) == 0
@@ -201,8 +207,9 @@ final class CurlEventLoop: @unchecked Sendable {
         return true
     }
 
-    /// How many requests callers sent without waking the loop.
-    var requestsSentDirectly: Int { driver.withLock { sentDirectly } }
+    /// How many requests callers sent without waking the loop, and how many they could not
+    /// because the socket's number was too high for `curl_multi_fdset`.
+    var directSends: (sent: Int, socketBeyondFDSet: Int) { driver.withLock { (sentDirectly, socketBeyondFDSet) } }
 
     /// Waits in `curl_multi_poll` for libcurl's sockets or a wakeup, at most
     /// `activePollMilliseconds`.

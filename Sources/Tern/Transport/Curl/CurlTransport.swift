@@ -81,15 +81,18 @@ public final class CurlTransport: Transport {
         make(configuration: configuration, startsDirectly: true)
     }
 
-    /// `startsDirectly: false` sends every request from the loop thread (each one wakes it).
-    static func make(configuration: ClientConfiguration, startsDirectly: Bool) -> CurlTransport? {
+    /// `startsDirectly: false` sends every request from the loop thread (each one wakes it);
+    /// `idleWaitMilliseconds` bounds the loop's sleep with nothing running (tests lengthen it, so
+    /// that a loop sleeping through an answer cannot go unnoticed).
+    static func make(configuration: ClientConfiguration, startsDirectly: Bool, idleWaitMilliseconds: Int32 = 1000) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let wakeup = CurlWakeup(), let multi = curl.multiInit() else { return nil }
         let inbox = Locked(Inbox())
         let executor = CurlLoopExecutor(inbox: inbox, wakeup: wakeup)
         let connectionsPerHost = max(1, configuration.maximumConnectionsPerHost)
         guard
             let loop = CurlEventLoop(
-                curl: curl, multi: multi, wakeup: wakeup, inbox: inbox, executor: executor, connectionsPerHost: connectionsPerHost)
+                curl: curl, multi: multi, wakeup: wakeup, inbox: inbox, executor: executor, connectionsPerHost: connectionsPerHost,
+                idleWaitMilliseconds: idleWaitMilliseconds)
         else {
             _ = curl.multiCleanup(multi)
             return nil
@@ -142,8 +145,9 @@ public final class CurlTransport: Transport {
         return CurlTask(id: id, transport: self)
     }
 
-    /// How many requests went out from their caller's thread without waking the loop.
-    var requestsSentDirectly: Int { loop.requestsSentDirectly }
+    /// How many requests went out from their caller's thread without waking the loop, and how
+    /// many could not because their socket's number was 1024 or more.
+    var directSends: (sent: Int, socketBeyondFDSet: Int) { loop.directSends }
 
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
     public var pausesExchanges: Bool { true }

@@ -148,7 +148,8 @@ struct LibCurl: @unchecked Sendable {
     }
 
     /// The one socket `multi`'s transfers wait on, for input only (`curl_multi_fdset`); -1 when
-    /// they wait on none, on several, or to send.
+    /// they wait on several, or to send; -2 when it reports none (a socket at `FD_SETSIZE`, 1024,
+    /// or above is left out).
     func singleInputSocket(_ multi: Handle) -> Int32 {
         tern_curl_single_input_socket(multiFdset, multi)
     }
