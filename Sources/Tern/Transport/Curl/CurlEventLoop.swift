@@ -18,8 +18,8 @@ import Foundation
 /// the loop's epoll set (once, for input), so only the answer wakes the loop: sequentially, one
 /// context switch per request fewer. In every other case (the request not all sent, a transfer
 /// that already ended, a libcurl timer due before the loop would wake) it wakes the loop at once,
-/// as a queued submission would. libcurl's callbacks for such an exchange may run on the caller's thread, with
-/// `driver` held; its ending is always delivered by the loop thread.
+/// as a queued submission would. libcurl's callbacks may then run on the caller's thread, with
+/// `driver` held, but the events they make are held back and delivered by the loop thread.
 ///
 /// **A FIFO queue per origin.** libcurl's own queue of transfers waiting for a connection is not
 /// first-in first-out (a newly added transfer can take a freed connection before older ones), so
@@ -66,6 +66,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var pool: [LibCurl.Handle] = []
     /// Sockets a caller added to `epoll` for the loop's idle wait (`startDirectly`).
     private var directSockets: [Int32] = []
+    /// Exchanges with events kept back while a caller drove libcurl, for the loop to deliver.
+    private var heldBack: [CurlExchange] = []
     /// Whether the loop waits in `epoll` with nothing running (and `driver` released).
     private var waitsIdle = false
     /// When that wait ends by itself (monotonic nanoseconds).
@@ -114,6 +116,8 @@ final class CurlEventLoop: @unchecked Sendable {
             waitsIdle = false
             for socket in directSockets { tern_epoll_forget(epoll, socket) }
             directSockets.removeAll(keepingCapacity: true)
+            for exchange in heldBack { exchange.releaseEvents() }
+            heldBack.removeAll()
             submissions.forEach(admit)
             if stopping {
                 stop()
@@ -183,14 +187,24 @@ final class CurlEventLoop: @unchecked Sendable {
             driver.unlock()
             return false
         }
+        // Every event goes out from the loop thread: callbacks never run inside the caller's `send`.
+        exchange.holdEvents()
+        running.values.forEach { $0.holdEvents() }
         admit(exchange)
         var stillRunning: Int32 = 0
         _ = curl.multiPerform(multi, &stillRunning)
+        var driven = Array(running.values)
+        if running[exchange.id] == nil { driven.append(exchange) }  // queued, or failed to start
+        var eventsHeld = false
+        for held in driven where held.stopHolding() {
+            heldBack.append(held)
+            eventsHeld = true
+        }
         var wake = true
         // Only the answer is left when this is the one transfer, still running (nothing ended for
         // the loop to deliver), waiting on one socket for input alone, and libcurl wants nothing
         // before the loop wakes anyway.
-        if stillRunning == 1, running.count == 1, running[exchange.id] != nil {
+        if !eventsHeld, stillRunning == 1, running.count == 1, running[exchange.id] != nil {
             let socket = curl.singleInputSocket(multi)
             if socket == -2 { socketBeyondFDSet += 1 }
             let timer = timerMilliseconds()

@@ -11,8 +11,8 @@ import Foundation
 ///
 /// Created on the caller's thread with nothing but values; everything after `attach` happens with
 /// the event loop's lock held: libcurl calls the callbacks from `curl_multi_perform` (on the loop
-/// thread, or on the caller's thread while a request sent directly goes out), and the loop thread
-/// finishes or cancels it. libcurl reaches it through an unretained pointer; the
+/// thread, or on the caller's thread while a request sent directly goes out: its events are then
+/// held back for the loop thread), and the loop thread finishes or cancels it. libcurl reaches it through an unretained pointer; the
 /// loop's table owns it until after `curl_multi_remove_handle`, after which no callback can come.
 /// Events follow the `Transport` contract: one `.response` per final head (1xx heads are skipped),
 /// `.data`, `.sentBytes`, then exactly one `.completed`.
@@ -21,7 +21,10 @@ import Foundation
 final class CurlExchange: @unchecked Sendable {
     let id: UInt64
     let request: TransportRequest
-    private let events: @Sendable (TransportEvent) -> Void
+    private let deliver: @Sendable (TransportEvent) -> Void
+    /// Events kept back while a caller's thread drives libcurl (`holdEvents`), for the loop thread
+    /// to deliver; nil when events go out as they come.
+    private var held: [TransportEvent]?
     private(set) var easy: LibCurl.Handle?
     private var headerList: LibCurl.Handle?
     /// libcurl's text for a failure (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes).
@@ -62,7 +65,7 @@ final class CurlExchange: @unchecked Sendable {
         self.id = id
         self.request = request
         self.settings = settings
-        self.events = events
+        deliver = events
         url = request.urlRequest.url?.absoluteString
         origin = url.map(Self.origin) ?? ""
         switch request.destination {
@@ -325,6 +328,34 @@ final class CurlExchange: @unchecked Sendable {
         guard sent != uploaded else { return }
         uploaded = sent
         events(.sentBytes(sent, expected: total > 0 ? total : nil))
+    }
+
+    // MARK: Events
+
+    private func events(_ event: TransportEvent) {
+        if held != nil { held?.append(event) } else { deliver(event) }
+    }
+
+    /// Keeps events back from now on: a caller's thread is about to drive libcurl, and every
+    /// event goes out from the loop thread.
+    func holdEvents() {
+        if held == nil { held = [] }
+    }
+
+    /// Stops keeping events back; true when some were kept (the loop must deliver them: they
+    /// stay held until `releaseEvents`).
+    func stopHolding() -> Bool {
+        if held?.isEmpty == false { return true }
+        held = nil
+        return false
+    }
+
+    /// Delivers the events kept back, in order, and lets the next ones go out as they come (the
+    /// loop thread).
+    func releaseEvents() {
+        guard let kept = held else { return }
+        held = nil
+        kept.forEach(deliver)
     }
 
     // MARK: The end (loop thread)
