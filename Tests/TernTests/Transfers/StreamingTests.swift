@@ -170,12 +170,15 @@ import Testing
             if seen == 3 { break }
         }
         #expect(seen == 3)
-        // Closure: nothing after cancel() returns, then one cancelled completion.
+        // Closure: nothing after cancel() returns on the callback queue, then one cancelled
+        // completion. (Cancelled from another thread, an event already being delivered may still
+        // finish: with `.immediate` a cancel cannot wait for a handler running elsewhere.)
         let afterCancel = Counter()
         let cancelled = Locked(false)
         let completions = Counter()
+        let callbacks = DispatchQueue(label: "StreamingTests.callbacks")
         let handle = client.events(
-            endless, queue: .immediate,
+            endless, queue: .queue(callbacks),
             onEvent: { _ in
                 if cancelled.withLock({ $0 }) { afterCancel.increment() }
             },
@@ -184,8 +187,10 @@ import Testing
                 completions.increment()
             })
         try await Task.sleep(milliseconds: 200)
-        handle.cancel()
-        cancelled.withLock { $0 = true }
+        callbacks.sync {
+            handle.cancel()
+            cancelled.withLock { $0 = true }
+        }
         try await Task.sleep(milliseconds: 300)
         #expect(afterCancel.count == 0 && completions.count == 1)
         // Task cancellation ends an async iteration.
