@@ -45,6 +45,8 @@ final class CurlExchange: @unchecked Sendable {
     /// at the end, in one buffer sized from `Content-Length` (one copy instead of two, and no
     /// event per chunk). Nil when each chunk is reported as it comes.
     private var body: Data?
+    /// Bytes `body` is still to reserve from `Content-Length` (0: done, or unknown).
+    private var reservation = 0
     /// Uptime (ns) of the last `.receiving` sent while `body` fills.
     private var lastSignOfLife: UInt64 = 0
     private var failure: URLError?
@@ -255,9 +257,12 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         if body != nil {
-            // A new head replaces the body of the one before (an answered challenge).
+            // A new head replaces the body of the one before (an answered challenge). The buffer
+            // is reserved on the loop thread: a large one made on a caller's thread (a direct
+            // send) would stay cached in that thread's malloc arena.
             body = Data()
-            if announced > 0 { body?.reserveCapacity(Int(min(announced, Self.largestReservation))) }
+            reservation = announced > 0 ? Int(min(announced, Self.largestReservation)) : 0
+            if held == nil { reserveBody() }
         }
         if let file, let error = file.begin(status: status) {
             failure = error
@@ -277,6 +282,17 @@ final class CurlExchange: @unchecked Sendable {
     /// server may announce more than it sends; beyond this the buffer grows as they come).
     static let largestReservation: Int64 = 64 << 20
 
+    /// Reserves the body's buffer from its `Content-Length`, on this thread, keeping what arrived
+    /// before: a new buffer, since growing the old one in place (`realloc`) would put it in the
+    /// malloc arena of the thread that made the old one.
+    private func reserveBody() {
+        var reserved = Data()
+        reserved.reserveCapacity(reservation)
+        if let body, !body.isEmpty { reserved.append(body) }
+        body = reserved
+        reservation = 0
+    }
+
     /// A piece of the (decoded) body.
     func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         received += bytes.count
@@ -285,6 +301,7 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         if body != nil {
+            if reservation > 0, held == nil { reserveBody() }
             body?.append(bytes)
             // Nothing else is reported until the end: tell the idle timeout the body is coming,
             // at most a few times a second.
