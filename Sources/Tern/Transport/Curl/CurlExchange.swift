@@ -391,34 +391,12 @@ final class CurlExchange: @unchecked Sendable {
         guard head != nil else { return events(.completed(URLError(.badServerResponse))) }
         if let body, !body.isEmpty { events(.data(body)) }
         body = nil
-        if let easy { events(.metrics(metrics(easy, curl: curl))) }
+        if let easy {
+            let measured = Self.metrics(easy, curl: curl, origin: origin, bytesReceived: received)
+            spokeHTTP2 = measured.httpVersion == "HTTP/2"
+            events(.metrics(measured))
+        }
         events(.completed(closeError))
-    }
-
-    /// What libcurl measured of the finished transfer.
-    private func metrics(_ easy: LibCurl.Handle, curl: LibCurl) -> Metrics {
-        func seconds(_ info: LibCurl.Info) -> TimeInterval { Double(curl.info(easy, long: info)) / 1e6 }
-        let versionCode = curl.info(easy, long: .httpVersion)
-        spokeHTTP2 = versionCode == 3
-        let version: String? =
-            switch versionCode {
-            case 1: "HTTP/1.0"
-            case 2: "HTTP/1.1"
-            case 3: "HTTP/2"
-            case 30: "HTTP/3"
-            default: nil
-            }
-        // Each moment includes the ones before (a reused connection reports 0 to connect after a
-        // non-zero name lookup).
-        let lookup = seconds(.nameLookupTimeT)
-        let connect = max(lookup, seconds(.connectTimeT))
-        let secure = origin.hasPrefix("https:") ? max(connect, seconds(.appConnectTimeT)) : nil
-        let firstByte = max(secure ?? connect, seconds(.startTransferTimeT))
-        return Metrics(
-            measuredBy: .transport, nameLookup: lookup, connect: connect,
-            secureConnect: secure, firstByte: firstByte, total: max(firstByte, seconds(.totalTimeT)),
-            reusedConnection: curl.info(easy, long: .numConnects) == 0, httpVersion: version,
-            bytesSent: Int64(curl.info(easy, long: .sizeUploadT)), bytesReceived: Int64(received))
     }
 
     private var errorText: String { String(cString: errorBuffer) }
