@@ -56,7 +56,9 @@ void tern_wakeup_close(int fd) {
 #endif
 }
 
+#ifdef __linux__
 typedef int (*tern_curl_fdset_function)(void *, fd_set *, fd_set *, fd_set *, int *);
+#endif
 
 int tern_curl_single_input_socket(void *fdset_function, void *multi) {
 #ifdef __linux__
