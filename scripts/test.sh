@@ -133,8 +133,8 @@ finish_passes() {
         local i
         for i in "${!failed_passes[@]}"; do
             echo "== what failed in: ${failed_passes[$i]} (whole output: ${failed_logs[$i]})" >&2
-            grep -E '✘|error: |failed \(|Fatal error|Crash|signal [0-9]|exited with' "${failed_logs[$i]}" \
-                | grep -v ' passed ' | head -n 80 >&2 || true
+            grep -E '✘|error: |Fatal error|Program crashed|crashed:|exited with' "${failed_logs[$i]}" \
+                | grep -v '^◇' | head -n 80 >&2 || true
         done
         printf '== failed pass: %s\n' "${failed_passes[@]}" >&2
         exit 1
