@@ -17,7 +17,10 @@ import Testing
         #expect(counted.json["n"]?.int == 2, "the first attempt's body was discarded")
         #expect(counted.attempt == 2)
 
-        let request = Request<Data>("slow-pattern", query: ["n": 32768, "chunk": 8192, "interval": 0.02])
+        // 8 chunks 50 ms apart: each attempt lasts several of the 100 ms between progress reports
+        // of a buffered body, so each reports before it ends (4 chunks 20 ms apart could report
+        // the second attempt only at its end, under ThreadSanitizer: no restart to see).
+        let request = Request<Data>("slow-pattern", query: ["n": 32768, "chunk": 4096, "interval": 0.05])
             .onProgress { progress in if progress.direction == .download { seen.withLock { $0.append(progress.completedBytes) } } }
         let response = try await client.send(request)
         #expect(response.data == TestPattern.bytes(32768))
