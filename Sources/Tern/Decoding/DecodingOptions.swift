@@ -12,9 +12,9 @@ package enum ResponseDecoding {
 
 /// The settings of a `JSONDecoder` that `TapeDecoder` follows: its date, data, key and
 /// non-conforming float strategies and its `userInfo`.
+// Sendable: every field is a `let`, read and never changed; the strategies' closures and
+// formatters are the ones JSONDecoder itself shares between threads.
 struct DecodingOptions: @unchecked Sendable {
-    // Sendable: every field is a `let`, read and never changed; the strategies' closures and
-    // formatters are the ones JSONDecoder itself shares between threads.
     let dates: JSONDecoder.DateDecodingStrategy
     let data: JSONDecoder.DataDecodingStrategy
     let keys: JSONDecoder.KeyDecodingStrategy

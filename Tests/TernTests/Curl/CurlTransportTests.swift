@@ -282,13 +282,7 @@ import Testing
     /// each answer (50 ms after its request) still arrives within its 10 s deadline, and a request
     /// waiting that way cancels at once.
     @Test func sequentialRequestsGoOutDirectlyAndTheAnswerWakesTheLoop() async throws {
-        let transport = try #require(
-            CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: true, idleWaitMilliseconds: 30_000))
-        let client = Client(baseURL: try TestServers.fixture()) {
-            $0.callbackQueue = .immediate
-            $0.transport = transport
-            $0.deadline = 10
-        }
+        let (_, client) = try sleepyLoopClient()
         let key = Fixture.uniqueKey("direct")
         _ = try await client.send(Request<JSON>("json"))  // the connection, made through the loop
         for index in 0..<10 {
@@ -347,18 +341,24 @@ import Testing
             held.append(descriptor)
         }
         try #require((held.last ?? 0) >= 1100, "cannot open 1,100 descriptors here")
-        let transport = try #require(
-            CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: true, idleWaitMilliseconds: 30_000))
-        let client = Client(baseURL: try TestServers.fixture()) {
-            $0.callbackQueue = .immediate
-            $0.transport = transport
-            $0.deadline = 10
-        }
+        let (transport, client) = try sleepyLoopClient()
         _ = try await client.send(Request<JSON>("json"))
         for _ in 0..<10 {
             #expect(try await client.send(Request<JSON>("counted", query: ["key": "beyond", "seconds": 0.05])).statusCode == 200)
         }
         #expect(transport.directSends.sent == 0, "\(transport.directSends)")
     }
+}
+/// A client on a libcurl transport whose loop sleeps up to 30 s when nothing runs, with a 10 s
+/// deadline per request: an answer that does not wake the loop fails its request.
+private func sleepyLoopClient() throws -> (CurlTransport, Client) {
+    let transport = try #require(
+        CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: true, idleWaitMilliseconds: 30_000))
+    let client = Client(baseURL: try TestServers.fixture()) {
+        $0.callbackQueue = .immediate
+        $0.transport = transport
+        $0.deadline = 10
+    }
+    return (transport, client)
 }
 #endif
