@@ -149,6 +149,7 @@ if let child = options.inflightChild {
     let driver: any Driver =
         switch child {
         case "tern": pair.tern
+        case "tern-curl": Drivers.curl()?.tern ?? pair.tern
         // URLSession through a data delegate, as Tern's streamed delivery drives it.
         case "delegate": DelegateSessionDriver(configuration: Drivers.onURLSession().makeSessionConfiguration())
         default: pair.baseline
@@ -350,11 +351,21 @@ for round in 0..<options.rounds {
     }
 }
 
-log("== inflight-memory: KB of client memory per request held in flight (1,000 at once, child processes)")
+log(
+    "== inflight-memory: KB of client memory per request held in flight (1,000 at once, child processes); inflight-1000-curl: Tern on libcurl against the same URLSession figures"
+)
 for round in 0..<options.rounds {
-    for name in round.isMultiple(of: 2) ? ["tern", "urlsession"] : ["urlsession", "tern"] {
+    let children = Drivers.curl() == nil ? ["tern", "urlsession"] : ["tern", "urlsession", "tern-curl"]
+    for name in round.isMultiple(of: 2) ? children : children.reversed() {
         let output = try runChild(["--base-url", options.baseURL, "--inflight-child", name])
-        record("inflight-1000", name, RoundResult(metrics: ["kb_per_request": Double(output) ?? .nan], failures: 0), better: higher)
+        let result = RoundResult(metrics: ["kb_per_request": Double(output) ?? .nan], failures: 0)
+        switch name {
+        case "tern-curl": record("inflight-1000-curl", "tern", result, better: higher)
+        case "urlsession":
+            record("inflight-1000", name, result, better: higher)
+            if children.contains("tern-curl") { record("inflight-1000-curl", name, result, better: higher) }
+        default: record("inflight-1000", name, result, better: higher)
+        }
     }
 }
 

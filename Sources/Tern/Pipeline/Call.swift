@@ -78,7 +78,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
         self.plan =
             download != nil || upload != nil || request.chunkHandler != nil
             ? nil
-            : client.cachePlan(for: request, urlRequest, policy: options.cachePolicy)
+            : client.cachePlan(for: request, urlRequest, policy: options.cachePolicy(of: request))
         self.download = download
         self.upload = upload
         self.hooks = hooks

@@ -63,7 +63,18 @@ public final class APIGroup: Sendable {
 
     /// The group's name, for logs and descriptions.
     public let name: String
-    private let state: Locked<Settings>
+    /// The settings, replaced whole on every change: a request takes them with one retain.
+    private let state: Locked<Snapshot>
+
+    /// The group's settings at one moment, shared by every request sent under them.
+    /// Thread safety: immutable.
+    final class Snapshot: Sendable {
+        let settings: Settings
+
+        init(_ settings: Settings) {
+            self.settings = settings
+        }
+    }
 
     /// Creates a group.
     /// - Parameters:
@@ -75,21 +86,28 @@ public final class APIGroup: Sendable {
         settings.baseURL = baseURL
         configure(&settings)
         self.name = name
-        self.state = Locked(settings)
+        self.state = Locked(Snapshot(settings))
     }
 
     /// The group's settings now; a request reads them once, when it is sent.
-    public var settings: Settings { state.withLock { $0 } }
+    public var settings: Settings { snapshot.settings }
+
+    /// The group's settings now, as the one shared value a request keeps.
+    var snapshot: Snapshot { state.withLock { $0 } }
 
     /// The base URL of the group's relative paths; setting it switches the server for requests
     /// sent from now on.
     public var baseURL: String? {
-        get { state.withLock { $0.baseURL } }
-        set { state.withLock { $0.baseURL = newValue } }
+        get { snapshot.settings.baseURL }
+        set { update { $0.baseURL = newValue } }
     }
 
     /// Changes the settings in one step; requests sent from now on see the change.
     public func update(_ change: (inout Settings) -> Void) {
-        state.withLock { change(&$0) }
+        state.withLock { snapshot in
+            var settings = snapshot.settings
+            change(&settings)
+            snapshot = Snapshot(settings)
+        }
     }
 }

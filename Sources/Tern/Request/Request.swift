@@ -24,54 +24,102 @@ public struct Request<Value: Sendable>: Sendable {
     /// for this long fails with `.timedOut`. Nil uses its group's or client's `timeout`;
     /// `.infinity` means none. 0, a negative value or NaN fails the request with
     /// `.invalidRequest(.invalidValue)`.
-    public var timeout: TimeInterval?
+    public var timeout: TimeInterval? {
+        get { extras?.values.timeout }
+        set { editExtras { $0.timeout = newValue } }
+    }
     /// Limit in seconds on the whole request — every attempt, redirect, retry and wait between
     /// them — after which it fails with `.deadlineExceeded`. Nil uses its group's or client's
     /// `deadline`; `.infinity` means none even when those set one. Checked like `timeout`.
-    public var deadline: TimeInterval?
+    public var deadline: TimeInterval? {
+        get { extras?.values.deadline }
+        set { editExtras { $0.deadline = newValue } }
+    }
     /// Validation for this request; nil uses the client's `validation`.
-    public var validation: ResponseValidation?
+    public var validation: ResponseValidation? {
+        get { extras?.values.validation }
+        set { editExtras { $0.validation = newValue } }
+    }
     /// Turns the body into `Value`.
     public var serializer: ResponseSerializer<Value>
     /// Where closure and delegate callbacks run; nil uses the client's `callbackQueue`.
-    public var callbackQueue: CallbackQueue?
+    public var callbackQueue: CallbackQueue? {
+        get { extras?.values.callbackQueue }
+        set { editExtras { $0.callbackQueue = newValue } }
+    }
     /// Labels for `Client.cancel(tag:)` and for inspection; a request may carry several.
-    public var tags: Set<String>
+    public var tags: Set<String> {
+        get { extras?.values.tags ?? [] }
+        set { editExtras { $0.tags = newValue } }
+    }
     /// What to do when an identical request is already in flight; nil uses the client's
     /// `repeatStrategy`.
-    public var repeatStrategy: RepeatStrategy?
+    public var repeatStrategy: RepeatStrategy? {
+        get { extras?.values.repeatStrategy }
+        set { editExtras { $0.repeatStrategy = newValue } }
+    }
     /// Makes requests with the same key count as identical for `.cancelOlder` and `.ignoreNewer`
     /// whatever their URL: `"search"` for search-as-you-type, where each keystroke changes the
     /// query. Ignored by `.share`, which only ever merges truly identical requests.
-    public var repeatKey: String?
+    public var repeatKey: String? {
+        get { extras?.values.repeatKey }
+        set { editExtras { $0.repeatKey = newValue } }
+    }
     /// How long the request lives relative to its owner and handle; `.untilFinished` by default.
-    public var lifetime: Lifetime
+    public var lifetime: Lifetime {
+        get { extras?.values.lifetime ?? .untilFinished }
+        set { editExtras { $0.lifetime = newValue } }
+    }
     /// Whether cancelling delivers `TernError.cancelled` (true) or no callback at all (false);
     /// nil uses the client's `reportsCancellation`. The async API always throws.
-    public var reportsCancellation: Bool?
+    public var reportsCancellation: Bool? {
+        get { extras?.values.reportsCancellation }
+        set { editExtras { $0.reportsCancellation = newValue } }
+    }
     /// Called on the callback queue as the body goes up and the response comes down; always
     /// before the completion. Counts are coalesced while a call waits in the queue, so a handler
     /// sees fewer calls than chunks, but the last one it sees carries the final count. A request
     /// with a progress handler is streamed chunk by chunk (`URLSessionTransport` switches that
     /// one task to delegate delivery). Never called after the request was cancelled.
-    public var progress: (@Sendable (TransferProgress) -> Void)?
+    public var progress: (@Sendable (TransferProgress) -> Void)? {
+        get { extras?.values.progress }
+        set { editExtras { $0.progress = newValue } }
+    }
     /// The largest response body this request may receive, in bytes; nil (the default) uses
     /// the client's `maximumResponseSize`, `Int.max` lifts the limit for this request.
-    public var maximumResponseSize: Int?
+    public var maximumResponseSize: Int? {
+        get { extras?.values.maximumResponseSize }
+        set { editExtras { $0.maximumResponseSize = newValue } }
+    }
     /// How this request uses the client's response cache; nil uses the client's `cachePolicy`.
-    public var cachePolicy: CachePolicy?
+    public var cachePolicy: CachePolicy? {
+        get { extras?.values.cachePolicy }
+        set { editExtras { $0.cachePolicy = newValue } }
+    }
     /// When this request is tried again after a failure; nil (the default) uses the client's.
-    public var retryPolicy: RetryPolicy?
+    public var retryPolicy: RetryPolicy? {
+        get { extras?.values.retryPolicy }
+        set { editExtras { $0.retryPolicy = newValue } }
+    }
     /// How redirects are followed for this request; nil (the default) uses the client's.
     /// `.never` delivers a 3xx response as it is.
-    public var redirectPolicy: RedirectPolicy?
+    public var redirectPolicy: RedirectPolicy? {
+        get { extras?.values.redirectPolicy }
+        set { editExtras { $0.redirectPolicy = newValue } }
+    }
     /// Headers that tell callers apart for repeat strategies, added to the client's
     /// `identityHeaders` (`Authorization` and `Cookie` always count). Default empty.
-    public var identityHeaders: Set<String>
+    public var identityHeaders: Set<String> {
+        get { extras?.values.identityHeaders ?? [] }
+        set { editExtras { $0.identityHeaders = newValue } }
+    }
     /// The API group this request belongs to: its base URL, headers, encodings, decoder,
     /// defaults and hooks apply between the client's and the request's own (see `APIGroup`).
     /// Default nil.
-    public var group: APIGroup?
+    public var group: APIGroup? {
+        get { extras?.values.group }
+        set { editExtras { $0.group = newValue } }
+    }
     /// This request's own hooks (an endpoint definition's, then any added by the caller); they
     /// run before the group's and the client's on the way out, after them on the way back
     /// (see `Hooks`). Default empty.
@@ -80,13 +128,27 @@ public struct Request<Value: Sendable>: Sendable {
         set { storedHooks = newValue.isEmpty ? nil : newValue }
     }
     /// The hooks, nil when there are none: copying a request without hooks retains nothing for them.
-    var storedHooks: Hooks?
+    var storedHooks: Hooks? {
+        get { extras?.values.storedHooks }
+        set { editExtras { $0.storedHooks = newValue } }
+    }
     /// Where a download request (`Request.download`) writes its body; nil for other requests.
-    var download: DownloadTarget?
+    var download: DownloadTarget? {
+        get { extras?.values.download }
+        set { editExtras { $0.download = newValue } }
+    }
     /// Receives the body chunk by chunk instead of keeping it (`onChunk`, `Client.stream`).
-    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)?
+    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)? {
+        get { extras?.values.chunkHandler }
+        set { editExtras { $0.chunkHandler = newValue } }
+    }
     /// Receives progress with the request's handle (a `TransferDelegate`), besides `progress`.
-    var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
+    var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)? {
+        get { extras?.values.progressObserver }
+        set { editExtras { $0.progressObserver = newValue } }
+    }
+    /// Every setting above that is not stored inline; nil while all of them have their defaults.
+    var extras: RequestExtrasBox?
 
     /// Creates a request with an explicit serializer.
     public init(
@@ -103,26 +165,8 @@ public struct Request<Value: Sendable>: Sendable {
         self.query = query
         self.body = body
         self.headers = headers
-        self.timeout = timeout
-        self.validation = nil
         self.serializer = serializer
-        self.callbackQueue = nil
-        self.tags = []
-        self.repeatStrategy = nil
-        self.repeatKey = nil
-        self.lifetime = .untilFinished
-        self.reportsCancellation = nil
-        self.progress = nil
-        self.cachePolicy = nil
-        self.maximumResponseSize = nil
-        self.redirectPolicy = nil
-        self.retryPolicy = nil
-        self.identityHeaders = []
-        self.group = nil
-        self.storedHooks = nil
-        self.download = nil
-        self.chunkHandler = nil
-        self.progressObserver = nil
+        self.extras = timeout.map { RequestExtrasBox(RequestExtras(timeout: $0)) }
     }
 
     /// A copy with `tags` added.

@@ -4,29 +4,29 @@ import Foundation
 /// Read once per request; without a group every value is the client's, read in place.
 struct RequestSettings: Sendable {
     private let client: Client
-    private let group: APIGroup.Settings?
+    private let snapshot: APIGroup.Snapshot?
 
     /// The settings of `client`, with `group`'s where it has them.
-    init(_ client: Client, group: APIGroup.Settings?) {
+    init(_ client: Client, group: APIGroup.Snapshot?) {
         self.client = client
-        self.group = group
+        self.snapshot = group
     }
 
-    var baseURL: String? { group?.baseURL ?? client.configuration.baseURL }
+    var baseURL: String? { snapshot?.settings.baseURL ?? client.configuration.baseURL }
     var headers: [String: String] {
-        guard let group, !group.headers.isEmpty else { return client.configuration.headers }
-        return client.configuration.headers.merging(group.headers) { _, group in group }
+        guard let headers = snapshot?.settings.headers, !headers.isEmpty else { return client.configuration.headers }
+        return client.configuration.headers.merging(headers) { _, group in group }
     }
-    var parameterEncoding: ParameterEncoding { group?.parameterEncoding ?? client.configuration.parameterEncoding }
-    var bodyEncoding: BodyEncoding { group?.bodyEncoding ?? client.configuration.bodyEncoding }
-    var timeout: TimeInterval { group?.timeout ?? client.configuration.timeout }
-    var deadline: TimeInterval { group?.deadline ?? client.configuration.deadline ?? .infinity }
-    var validation: ResponseValidation { group?.validation ?? client.configuration.validation }
-    var retryPolicy: RetryPolicy { group?.retryPolicy ?? client.configuration.retryPolicy }
-    var cachePolicy: CachePolicy { group?.cachePolicy ?? client.configuration.cachePolicy }
-    var decoder: UncheckedBox<JSONDecoder>? { group?.boxedDecoder ?? client.configuration.boxedDecoder }
-    var tags: Set<String> { group?.tags ?? [] }
-    var hooks: Hooks? { group?.hooks }
+    var parameterEncoding: ParameterEncoding { snapshot?.settings.parameterEncoding ?? client.configuration.parameterEncoding }
+    var bodyEncoding: BodyEncoding { snapshot?.settings.bodyEncoding ?? client.configuration.bodyEncoding }
+    var timeout: TimeInterval { snapshot?.settings.timeout ?? client.configuration.timeout }
+    var deadline: TimeInterval { snapshot?.settings.deadline ?? client.configuration.deadline ?? .infinity }
+    var validation: ResponseValidation { snapshot?.settings.validation ?? client.configuration.validation }
+    var retryPolicy: RetryPolicy { snapshot?.settings.retryPolicy ?? client.configuration.retryPolicy }
+    var cachePolicy: CachePolicy { snapshot?.settings.cachePolicy ?? client.configuration.cachePolicy }
+    var decoder: UncheckedBox<JSONDecoder>? { snapshot?.settings.boxedDecoder ?? client.configuration.boxedDecoder }
+    var tags: Set<String> { snapshot?.settings.tags ?? [] }
+    var hooks: Hooks? { snapshot?.settings.hooks }
     /// The client's wire headers when its transport does not send them itself (a stub, a custom
     /// transport): then every request carries them, as the wire would; nil otherwise.
     var bridgeHeaders: [String: String]? { client.transport.sendsWireHeaders ? nil : client.configuration.wireHeaders }
