@@ -57,7 +57,7 @@ struct Options {
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
             case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession", "--profile-curl64",
-                "--profile-tern-urlsession":
+                "--profile-tern-urlsession", "--profile-curl-download":
                 profile = (String(argument.dropFirst("--profile-".count)), Int(iterator.next() ?? "") ?? 20_000)
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
@@ -238,6 +238,8 @@ if let (style, count) = options.profile, let curl = Drivers.curl() {
         result = await workloads.sequential(curl.baseline, count: count)
     case "tern-urlsession":
         result = await workloads.sequential(Drivers.sameConfiguration().tern, count: count)
+    case "curl-download":
+        result = await workloads.downloads(curl.tern, count: count)
     case "curl64":
         guard let wide = Drivers.curl(connectionsPerHost: 64) else { exit(1) }
         result = await workloads.concurrent(wide.tern, count: count, inFlight: 64)

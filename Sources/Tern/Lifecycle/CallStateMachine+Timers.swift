@@ -26,7 +26,14 @@ extension CallStateMachine {
         func expiry(lastActivity: DispatchTime?) -> DispatchTime? {
             guard let start = attemptStart else { return deadline }
             let base = Self.idleBase(start: start, lastActivity: lastActivity)
-            return [idle.map { base + $0 }, attemptLimit.map { start + $0 }, deadline].compactMap { $0 }.min()
+            // Pairwise, not `[…].compactMap { $0 }.min()`: that allocated two arrays per call.
+            return Self.earlier(Self.earlier(idle.map { base + $0 }, attemptLimit.map { start + $0 }), deadline)
+        }
+
+        /// The earlier of two times, either of which may be missing.
+        private static func earlier(_ first: DispatchTime?, _ second: DispatchTime?) -> DispatchTime? {
+            guard let first, let second else { return first ?? second }
+            return min(first, second)
         }
     }
 

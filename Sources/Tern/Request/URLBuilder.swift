@@ -98,7 +98,8 @@ enum URLBuilder {
     }
 
     /// The byte range of the authority (`user@host:port`) after `scheme://`, empty without one.
-    static func authorityRange(_ bytes: [UInt8]) -> Range<Int> {
+    /// `bytes` is indexed from 0 (an array, a whole buffer).
+    static func authorityRange<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> Range<Int> where Bytes.Index == Int {
         var index = 0
         while index + 2 < bytes.count,
             !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "/")

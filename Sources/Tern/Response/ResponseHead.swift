@@ -5,29 +5,28 @@ import Foundation
 /// custom serializer, a monitor): on Linux building one sanitises every header and costs
 /// 10–15 µs, and most responses never need it. Tern's own path reads the status and headers here.
 /// Thread safety: immutable apart from the `HTTPURLResponse` built once under a lock; safe to share.
-// Sendable: `built` is only read or written while the lock of `Storage.parts` is held; a head
-// that wraps a Foundation response never touches it.
+// Sendable: the `HTTPURLResponse` built from parts is only read or written under its `Locked`;
+// a head that wraps a Foundation response has nothing to build.
 public final class ResponseHead: @unchecked Sendable {
     /// The URL the response came from.
     public let url: URL?
     /// The HTTP status code.
     public let statusCode: Int
     private let storage: Storage
-    private var built: HTTPURLResponse?
 
     /// Where the fields are.
     private enum Storage {
         /// In Foundation's response, which this head wraps.
         case foundation(HTTPURLResponse)
-        /// As read; `lock` guards `built`.
-        case parts([String: String], lock: NSLock)
+        /// As read, with the `HTTPURLResponse` once something asked for one.
+        case parts([String: String], built: Locked<HTTPURLResponse?>)
     }
 
     /// A head from its parts; `HTTPURLResponse` comes later, if asked for.
     public init(url: URL?, statusCode: Int, headerFields: [String: String]) {
         self.url = url
         self.statusCode = statusCode
-        storage = .parts(headerFields, lock: NSLock())
+        storage = .parts(headerFields, built: Locked(nil))
     }
 
     /// The head of a response Foundation already built (its fields are read from it when asked).
@@ -54,20 +53,20 @@ public final class ResponseHead: @unchecked Sendable {
         switch storage {
         case .foundation(let response):
             return response
-        case .parts(let fields, let lock):
-            lock.lock()
-            defer { lock.unlock() }
-            if let built { return built }
-            // Foundation's initializer is failable in name only (it builds from any status and fields).
-            let url = url ?? URL(string: "about:blank")!
-            guard
-                let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
-                    ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil)
-            else {
-                preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
+        case .parts(let fields, let built):
+            return built.withLock { built in
+                if let built { return built }
+                // Foundation's initializer is failable in name only (it builds from any status and fields).
+                let url = url ?? URL(string: "about:blank")!
+                guard
+                    let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+                        ?? HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: nil, headerFields: nil)
+                else {
+                    preconditionFailure("HTTPURLResponse refused status \(statusCode) for \(url)")
+                }
+                built = response
+                return response
             }
-            built = response
-            return response
         }
     }
 

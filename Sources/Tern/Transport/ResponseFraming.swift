@@ -13,8 +13,12 @@ enum ResponseFraming {
     /// when it can.
     static func problem(contentLength: String?, transferEncoding: String?) -> String? {
         guard transferEncoding == nil, let contentLength else { return nil }
+        // One number (nearly every response) is one pass of `ResponseHead.contentLength`'s
+        // parser, with no list of parts made for it.
+        guard contentLength.utf8.contains(UInt8(ascii: ",")) else {
+            return ResponseHead.contentLength(contentLength) == nil ? "invalid Content-Length \"\(contentLength)\"" : nil
+        }
         var first: Int64?
-        // One number (nearly every response) is one pass of `ResponseHead.contentLength`'s parser.
         for item in contentLength.split(separator: ",", omittingEmptySubsequences: false) {
             guard let value = ResponseHead.contentLength(String(item)) else { return "invalid Content-Length \"\(contentLength)\"" }
             if let first, first != value { return "conflicting Content-Length values \"\(contentLength)\"" }

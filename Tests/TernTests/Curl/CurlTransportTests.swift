@@ -61,6 +61,21 @@ import Testing
         #expect(version.split(separator: ".").count == 3)
     }
 
+    /// A request that sets no header and gets no cookie sends the client's wire headers from a
+    /// header list the transport builds once; requests with headers of their own build theirs.
+    @Test func requestsWithAndWithoutHeadersOfTheirOwnSendTheClientsWireHeaders() async throws {
+        let client = try Self.client(try TestServers.httpbin())
+        for round in 0..<3 {  // the shared list, used again and again
+            var request = Request<Data>("headers")
+            if round == 1 { request.headers = ["X-Own": "yes"] }
+            let headers = try JSON(data: try await client.send(request).data)["headers"]
+            #expect(headers?["User-Agent"]?.string == "Tern/\(Client.version)")
+            #expect(headers?["Accept-Encoding"]?.string == "gzip, deflate, br")
+            #expect(headers?["Expect"] == nil)
+            #expect(headers?["X-Own"]?.string == (round == 1 ? "yes" : nil))
+        }
+    }
+
     @Test func getsPostsAndDecodesAgainstHTTPBin() async throws {
         let client = try Self.client(try TestServers.httpbin())
         let get = try await client.send(Request<JSON>("get", query: ["q": "北京"]))

@@ -21,20 +21,27 @@ extension Call {
     /// Runs the completion with `result` on the callback queue, if `claim` allows.
     private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
         core.progress?.flush()  // the last counts first, then the completion
-        let run = core.isInsideSend ? queue.performLater : queue.perform
+        if case .claimed = claim { reportFinished(result) }
         let handle = retainedHandle
+        if case .immediate = queue, !core.isInsideSend {
+            return complete(result, claim: claim, handle: handle)  // here and now: no closure to make
+        }
+        let work: @Sendable () -> Void = { [self] in complete(result, claim: claim, handle: handle) }
+        if core.isInsideSend { queue.performLater(work) } else { queue.perform(work) }
+    }
+
+    /// Calls the completion, on the callback queue: at once for a result already claimed, else
+    /// once the claim succeeds here (a cancel or the owner's release may have come first).
+    private func complete(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, handle: RequestHandle?) {
         switch claim {
         case .claimed:
-            reportFinished(result)
-            run { [self] in if core.isListenedTo { completion(handle ?? core.handle, result) } }
+            if core.isListenedTo { completion(handle ?? core.handle, result) }
         case .onDelivery:
-            run { [self] in
-                if core.lifetime.ownerIsGone {
-                    core.cancel(.ownerReleased)
-                } else if core.claim() {
-                    reportFinished(result)
-                    if core.isListenedTo { completion(handle ?? core.handle, result) }
-                }
+            if core.lifetime.ownerIsGone {
+                core.cancel(.ownerReleased)
+            } else if core.claim() {
+                reportFinished(result)
+                if core.isListenedTo { completion(handle ?? core.handle, result) }
             }
         }
     }

@@ -6,10 +6,14 @@ extension CurlExchange {
     /// `scheme://authority` of an absolute URL string, lowercased (Foundation's `URL` accessors
     /// parse and decode on every call); the whole string when it has no authority.
     static func origin(of url: String) -> String {
-        let bytes = Array(url.utf8)
-        let authority = URLBuilder.authorityRange(bytes)
-        guard !authority.isEmpty else { return url.lowercased() }
-        return String(decoding: bytes[..<authority.upperBound], as: UTF8.self).lowercased()
+        var url = url
+        // Read in place, and lowercased only when it may need it: one string made, not three.
+        return url.withUTF8 { bytes in
+            let authority = URLBuilder.authorityRange(bytes)
+            let origin = authority.isEmpty ? bytes : UnsafeBufferPointer(rebasing: bytes[..<authority.upperBound])
+            let text = String(decoding: origin, as: UTF8.self)
+            return origin.contains { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 } ? text.lowercased() : text
+        }
     }
 
     /// Header fields by name, a repeated field's values joined with ", " under the name it first

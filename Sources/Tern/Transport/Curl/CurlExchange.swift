@@ -26,7 +26,8 @@ final class CurlExchange: @unchecked Sendable {
     /// to deliver; nil when events go out as they come.
     private var held: [TransportEvent]?
     private(set) var easy: LibCurl.Handle?
-    private var headerList: LibCurl.Handle?
+    /// The header lines libcurl sends, kept alive while the transfer runs.
+    private var headerList: CurlHeaderList?
     /// libcurl's text for a failure (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar> = {
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
@@ -115,16 +116,6 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .username, credential.user)
             curl.set(easy, .password, credential.password)
         }
-        var fields = urlRequest.allHTTPHeaderFields ?? [:]
-        var named = Dictionary(fields.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
-        for (name, value) in settings.headers where named[name.lowercased()] == nil {
-            fields[name] = value
-            named[name.lowercased()] = name
-        }
-        // libcurl decodes what it advertises: hand it the Accept-Encoding rather than sending it
-        // raw (without one, it advertises and decodes all it supports).
-        let encoding = named["accept-encoding"].flatMap { fields.removeValue(forKey: $0) }
-        curl.set(easy, .acceptEncoding, encoding ?? "")
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         switch request.body {
         case .none:
@@ -161,22 +152,33 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
-        // Cookies as URLSession handles them: from and into the client's storage.
-        if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
-            named["cookie"] == nil,
-            let stored = settings.cookies.cookies(for: requestURL), !stored.isEmpty
-        {
-            fields.merge(HTTPCookie.requestHeaderFields(with: stored)) { own, _ in own }
-        }
-        // No `Expect: 100-continue` round trip for bodies: URLSession sends none either.
-        var list = curl.slistAppend(nil, "Expect:")
-        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
-            // An empty value would tell libcurl to drop the header: "Name;" sends it empty.
-            list = curl.slistAppend(list, value.isEmpty ? "\(name);" : "\(name): \(value)")
-        }
-        headerList = list
-        curl.set(easy, .httpHeader, UnsafeRawPointer(list))
+        guard let headers = headerList(for: urlRequest, curl: curl) else { return URLError(.cannotLoadFromNetwork) }
+        curl.set(easy, .acceptEncoding, headers.acceptEncoding)
+        curl.set(easy, .httpHeader, UnsafeRawPointer(headers.list))
+        headerList = headers
         return nil
+    }
+
+    /// The header lines for `urlRequest`: its own headers over the client's, and cookies from the
+    /// client's storage unless it sets `Cookie` itself (as URLSession handles them). A request
+    /// with neither shares the client's list, built once.
+    private func headerList(for urlRequest: URLRequest, curl: LibCurl) -> CurlHeaderList? {
+        let own = urlRequest.allHTTPHeaderFields ?? [:]
+        var cookies: [HTTPCookie] = []
+        if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
+            !own.keys.contains(where: { ResponseHead.sameName($0, "Cookie") })
+        {
+            cookies = settings.cookies.cookies(for: requestURL) ?? []
+        }
+        if own.isEmpty, cookies.isEmpty, let shared = settings.plainHeaders { return shared }
+        var fields = own
+        var named = Dictionary(fields.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        for (name, value) in settings.headers where named[name.lowercased()] == nil {
+            fields[name] = value
+            named[name.lowercased()] = name
+        }
+        if !cookies.isEmpty { fields.merge(HTTPCookie.requestHeaderFields(with: cookies)) { own, _ in own } }
+        return CurlHeaderList(fields, curl: curl)
     }
 
     /// Applies the client's TLS settings; nil on success, else why the exchange cannot start.
@@ -402,7 +404,6 @@ final class CurlExchange: @unchecked Sendable {
     private var errorText: String { String(cString: errorBuffer) }
 
     private func release(_ curl: LibCurl) {
-        if let headerList { curl.slistFreeAll(headerList) }
         headerList = nil
         if upload >= 0 { close(upload) }
         upload = -1

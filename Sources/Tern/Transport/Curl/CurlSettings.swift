@@ -13,13 +13,56 @@ struct CurlSettings: Sendable {
     let tls: TLSConfiguration
     /// The proxy, if not the environment's.
     let proxy: ProxyConfiguration
+    /// The header lines of an exchange whose request sets no header and gets no cookie: `headers`
+    /// as libcurl sends them, built once and shared by every such exchange. Nil if libcurl could
+    /// not build it (then each exchange builds its own).
+    let plainHeaders: CurlHeaderList?
 
-    init(_ configuration: ClientConfiguration) {
+    init(_ configuration: ClientConfiguration, curl: LibCurl) {
         headers = configuration.wireHeaders
         credential = configuration.credential
         cookies = configuration.cookieStorage ?? .shared
         tls = configuration.tls
         proxy = configuration.proxy
+        plainHeaders = CurlHeaderList(headers, curl: curl)
+    }
+}
+
+/// Request headers as libcurl takes them: a `curl_slist` of header lines, and the
+/// `Accept-Encoding` given apart (libcurl decodes what it advertises, so it sends that header
+/// itself). libcurl only reads the list, so one can serve many transfers at once.
+/// Thread safety: immutable once made.
+// Sendable: the list is never changed after `init`; libcurl reads it, on the loop thread, only
+// while a transfer that holds this object runs.
+final class CurlHeaderList: @unchecked Sendable {
+    /// The `curl_slist`, freed with this object.
+    let list: LibCurl.Handle
+    /// The value for `CURLOPT_ACCEPT_ENCODING`: the header's, or "" (all libcurl supports).
+    let acceptEncoding: String
+    private let curl: LibCurl
+
+    /// The lines for `fields` ("Name: value", sorted by name), after an empty `Expect:`: no
+    /// `Expect: 100-continue` round trip for bodies, as URLSession sends none. Nil if libcurl
+    /// fails to allocate a line.
+    init?(_ fields: [String: String], curl: LibCurl) {
+        var fields = fields
+        let encodingName = fields.keys.first { ResponseHead.sameName($0, "Accept-Encoding") }
+        acceptEncoding = encodingName.flatMap { fields.removeValue(forKey: $0) } ?? ""
+        guard var list = curl.slistAppend(nil, "Expect:") else { return nil }
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            // An empty value would tell libcurl to drop the header: "Name;" sends it empty.
+            guard let longer = curl.slistAppend(list, value.isEmpty ? "\(name);" : "\(name): \(value)") else {
+                curl.slistFreeAll(list)
+                return nil
+            }
+            list = longer
+        }
+        self.list = list
+        self.curl = curl
+    }
+
+    deinit {
+        curl.slistFreeAll(list)
     }
 }
 #endif

@@ -99,7 +99,7 @@ public final class CurlTransport: Transport {
         }
         return CurlTransport(
             curl: curl, multi: multi, loop: loop, wakeup: wakeup, inbox: inbox, executor: executor,
-            settings: CurlSettings(configuration), connectionsPerHost: connectionsPerHost, startsDirectly: startsDirectly)
+            settings: CurlSettings(configuration, curl: curl), connectionsPerHost: connectionsPerHost, startsDirectly: startsDirectly)
     }
 
     /// What every exchange of this transport is set up with.
