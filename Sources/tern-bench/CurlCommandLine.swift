@@ -1,4 +1,5 @@
 import Foundation
+import TernChildProcess
 
 /// The curl command-line tool as a benchmark reference, on the same libcurl as Tern's transport:
 /// sequential GETs in one process (one connection, reused), GETs with many in flight
@@ -40,7 +41,7 @@ enum CurlCommandLine {
         defer { try? FileManager.default.removeItem(at: config) }
         let lines = String(repeating: "url = \"\(url)\"\noutput = \"/dev/null\"\n", count: count)
         guard (try? lines.write(to: config, atomically: true, encoding: .utf8)) != nil else { return nil }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = ["--silent", "--fail"] + options + ["--config", config.path]
         let start = DispatchTime.now().uptimeNanoseconds

@@ -1,6 +1,7 @@
 import Foundation
 import Tern
 import TernCache
+import TernChildProcess
 
 // tern-bench: the same workloads through Tern and through raw URLSession, in one process, in
 // interleaved rounds (A B, B A, …) so that machine drift cancels. Run it with scripts/bench.sh,
@@ -193,11 +194,11 @@ let higher = ["req_per_s": "higher", "mb_per_s": "higher"]
 
 /// Runs this executable again with `arguments` and returns what it printed.
 func runChild(_ arguments: [String]) throws -> String {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = arguments
     let pipe = Pipe()
-    process.standardOutput = pipe
+    process.standardOutput = .pipe(pipe)
     try process.run()
     let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TernCache
+import TernChildProcess
 
 // These suites start processes: `Process` exists on macOS and Linux only.
 #if os(macOS) || os(Linux)
@@ -32,16 +33,16 @@ import Testing
     static func runAndKill(_ writer: URL, directory: URL, seed: Int, milliseconds: Int) async throws -> Int32 {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                let process = Process()
+                let process = ChildProcess()
                 process.executableURL = writer
                 process.arguments = [directory.path, String(seed)]
                 let pipe = Pipe()
-                process.standardOutput = pipe
+                process.standardOutput = .pipe(pipe)
                 do {
                     try process.run()
                     _ = pipe.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
                     Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
-                    kill(process.processIdentifier, SIGKILL)
+                    process.signal(SIGKILL)
                     process.waitUntilExit()
                     continuation.resume(returning: process.terminationStatus)
                 } catch {

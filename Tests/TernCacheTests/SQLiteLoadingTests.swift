@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TernCache
+import TernChildProcess
 
 /// SQLite is found at run time on Linux; where it is missing, the disk cache fails with a typed
 /// error that says so (the app-level fallback to memory is in `WeatherShowcaseTests`).
@@ -39,15 +40,15 @@ import Testing
     @Test func withoutSQLiteOpeningADiskCacheFailsWithATypedError() async throws {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = try CrashSafetyTests.writer()
         process.arguments = [directory.path, "1"]
         var environment = ProcessInfo.processInfo.environment
         environment["TERN_SQLITE"] = "none"
         process.environment = environment
         let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardError = .pipe(errors)
+        process.standardOutput = .discard
         try process.run()
         // Waited for on a thread of its own, not on one of the tests' shared threads.
         let (status, message) = await withCheckedContinuation { (continuation: CheckedContinuation<(Int32, String), Never>) in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TernChildProcess
 
 // These suites start processes: `Process` exists on macOS and Linux only.
 #if os(macOS) || os(Linux)
@@ -19,15 +20,15 @@ import Testing
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         let executable = try executable()
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = executable
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        process.standardOutput = .pipe(pipe)
+        process.standardError = .pipe(pipe)
         return try await onThreadOfItsOwn {
             try process.run()
             let data = pipe.fileHandleForReading.readDataToEndOfFile()
@@ -42,21 +43,21 @@ import Testing
     }
 
     /// Starts scripts/weather_server.py on a free port with the app's own dataset.
-    static func startServer(malformed: Bool = false, minVersion: String? = nil) async throws -> (url: String, process: Process) {
+    static func startServer(malformed: Bool = false, minVersion: String? = nil) async throws -> (url: String, process: ChildProcess) {
         let dataset = FileManager.default.temporaryDirectory.appendingPathComponent("weather-data-\(UUID().uuidString).json")
         let export = try await run(["export-data"])
         try Data(export.output.utf8).write(to: dataset)
         let radar = dataset.deletingPathExtension().appendingPathExtension("pgm")
         #expect(try await run(["export-radar", radar.path]).status == 0)
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path, "--radar", radar.path]
             + (malformed ? ["--malformed"] : []) + (minVersion.map { ["--min-version", $0] } ?? [])
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = .pipe(pipe)
+        process.standardError = .discard
         try process.run()
         let line = await onThreadOfItsOwn {
             var bytes = Data()
@@ -70,7 +71,7 @@ import Testing
     }
 
     /// Stops a server and waits for it without blocking a concurrency thread.
-    static func stop(_ process: Process) async {
+    static func stop(_ process: ChildProcess) async {
         await onThreadOfItsOwn {
             process.terminate()
             process.waitUntilExit()
@@ -181,11 +182,11 @@ import Testing
         let base = server.map { ["--base-url", $0.url] } ?? []
         let folder = Self.dataDirectory()
         let saved = folder + "/radar.pgm"
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = try Self.executable()
         process.arguments = base + ["radar", "--output", saved]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = .discard
+        process.standardError = .discard
         try process.run()
         let partial = URL(fileURLWithPath: saved + ".terndownload")
         let interrupted = await Transfers.signal(SIGINT, to: process, whenFile: partial, reaches: 64 * 1024)
@@ -265,15 +266,15 @@ import Testing
     private func typeIntoInteractiveSearch(_ keys: String, gap: Double) async throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let weather = try Self.executable()
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", root.appendingPathComponent("scripts/pty_type.py").path, keys, String(gap), "1.0",
             "--", weather.path, "search", "-i",
         ]
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = .pipe(pipe)
+        process.standardError = .discard
         return try await onThreadOfItsOwn {
             try process.run()
             let data = pipe.fileHandleForReading.readDataToEndOfFile()

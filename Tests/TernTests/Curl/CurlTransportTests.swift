@@ -335,8 +335,7 @@ import Testing
 }
 
 /// Descriptors numbered 1,024 and up, which `curl_multi_fdset` cannot report. A suite of its own,
-/// run one test at a time: while this test held them in the parallel pass, another test's
-/// `Process.run` (Foundation, Linux) crashed copying memory, and other suites launch processes.
+/// run one test at a time: the 1,100 descriptors it holds would crowd every other test's.
 @Suite struct CurlDescriptorLimitTests {
     /// With every descriptor number below 1,100 taken, the connection's socket is one that
     /// `curl_multi_fdset` cannot report: requests then go through the loop (counted apart), and

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Tern
+import TernChildProcess
 
 /// A watchdog for the suite, on when `TERN_STALL_WATCH` is set (a number of seconds, default 1):
 /// from a thread of its own it hands a tiny job to Swift's global executor and to Dispatch's
@@ -70,13 +71,14 @@ enum StallWatch {
     private static func backtraces(into folder: String, label: String) {
         #if os(Linux) || os(macOS)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["gdb", "-p", String(getpid()), "-batch", "-ex", "thread apply all bt 30"]
         let path = folder + "/stall-\(getpid())-\(label).txt"
         _ = FileManager.default.createFile(atPath: path, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: path)
-        process.standardError = FileHandle.nullDevice
+        let file = FileHandle(forWritingAtPath: path)
+        process.standardOutput = file.map { .file($0) } ?? .discard
+        process.standardError = .discard
         try? process.run()
         process.waitUntilExit()
         #endif

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernChildProcess
 
 /// `Request.download` against the fixture's `/download` (Range, If-Range, ETag, drops, pace):
 /// files in place, nothing left behind, resume after cancel, drop and a changed file.
@@ -310,7 +311,7 @@ extension Request {
     }
 }
 
-// Child processes (`Process`) exist on macOS and Linux only.
+// Child processes exist on macOS and Linux only.
 #if os(macOS) || os(Linux)
 /// Downloads that outlive their process, and one large enough to show memory stays flat.
 @Suite(.serialized) struct LargeDownloadTests {
@@ -324,10 +325,10 @@ extension Request {
         let destination = folder.appendingPathComponent("file.bin")
         let partial = URL(fileURLWithPath: destination.path + ".terndownload")
         let url = try TestServers.fixture() + "/download?key=\(key)&size=\(size)"
-        let first = Process()
+        let first = ChildProcess()
         first.executableURL = try Transfers.tool()
         first.arguments = ["download", url, destination.path, "--checksum"]
-        first.standardOutput = FileHandle.nullDevice
+        first.standardOutput = .discard
         try first.run()
         let killed = await Transfers.signal(SIGKILL, to: first, whenFile: partial, reaches: 1_000_000)
         try #require(

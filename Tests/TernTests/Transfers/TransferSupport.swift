@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernChildProcess
 
 /// The fixture server's transfer endpoints (`scripts/fixture_transfers.py`) and scratch folders.
 enum Transfers {
@@ -63,7 +64,7 @@ enum Transfers {
         try #require(reached, "the file never reached \(bytes) bytes")
     }
 
-    // Child processes (`Process`) exist on macOS and Linux only.
+    // Child processes exist on macOS and Linux only.
     #if os(macOS) || os(Linux)
     /// Sends `signal` to `process` once the file at `url` holds `bytes` bytes, watching from a
     /// thread of its own (the test's concurrency threads may be busy for longer than the whole
@@ -71,14 +72,14 @@ enum Transfers {
     /// did not grow that far in `seconds` (the process is then killed all the same, and a test
     /// must not take its partial file for one the signal interrupted).
     static func signal(
-        _ signal: Int32, to process: Process, whenFile url: URL, reaches bytes: Int64,
+        _ signal: Int32, to process: ChildProcess, whenFile url: URL, reaches bytes: Int64,
         within seconds: Double = 60
     ) async -> Bool {
         await onThreadOfItsOwn {
             let deadline = Date().addingTimeInterval(seconds)
             while process.isRunning, Date() < deadline, size(url) < bytes { usleep(1000) }
             let reached = process.isRunning && size(url) >= bytes
-            if process.isRunning { kill(process.processIdentifier, reached ? signal : SIGKILL) }
+            if process.isRunning { process.signal(reached ? signal : SIGKILL) }
             process.waitUntilExit()
             return reached
         }
@@ -110,18 +111,18 @@ enum Transfers {
     )
         async throws -> (status: Int32, output: String, errors: String)
     {
-        let process = Process()
+        let process = ChildProcess()
         let output = Pipe(), errors = Pipe()
         process.executableURL = try tool()
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
-        process.standardOutput = output
-        process.standardError = errors
+        process.standardOutput = .pipe(output)
+        process.standardError = .pipe(errors)
         try process.run()
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if process.isRunning { process.signal(SIGKILL) }
         }
         // Standard error is read on a thread of its own beside standard output: a full pipe would
         // block the child.
