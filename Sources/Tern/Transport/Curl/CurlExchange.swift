@@ -152,33 +152,11 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
-        guard let headers = headerList(for: urlRequest, curl: curl) else { return URLError(.cannotLoadFromNetwork) }
+        guard let headers = settings.headerList(for: urlRequest, curl: curl) else { return URLError(.cannotLoadFromNetwork) }
         curl.set(easy, .acceptEncoding, headers.acceptEncoding)
         curl.set(easy, .httpHeader, UnsafeRawPointer(headers.list))
         headerList = headers
         return nil
-    }
-
-    /// The header lines for `urlRequest`: its own headers over the client's, and cookies from the
-    /// client's storage unless it sets `Cookie` itself (as URLSession handles them). A request
-    /// with neither shares the client's list, built once.
-    private func headerList(for urlRequest: URLRequest, curl: LibCurl) -> CurlHeaderList? {
-        let own = urlRequest.allHTTPHeaderFields ?? [:]
-        var cookies: [HTTPCookie] = []
-        if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
-            !own.keys.contains(where: { ResponseHead.sameName($0, "Cookie") })
-        {
-            cookies = settings.cookies.cookies(for: requestURL) ?? []
-        }
-        if own.isEmpty, cookies.isEmpty, let shared = settings.plainHeaders { return shared }
-        var fields = own
-        var named = Dictionary(fields.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
-        for (name, value) in settings.headers where named[name.lowercased()] == nil {
-            fields[name] = value
-            named[name.lowercased()] = name
-        }
-        if !cookies.isEmpty { fields.merge(HTTPCookie.requestHeaderFields(with: cookies)) { own, _ in own } }
-        return CurlHeaderList(fields, curl: curl)
     }
 
     /// Applies the client's TLS settings; nil on success, else why the exchange cannot start.

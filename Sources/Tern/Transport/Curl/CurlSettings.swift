@@ -26,6 +26,28 @@ struct CurlSettings: Sendable {
         proxy = configuration.proxy
         plainHeaders = CurlHeaderList(headers, curl: curl)
     }
+
+    /// The header lines for `urlRequest`: its own headers over the client's, and cookies from the
+    /// client's storage unless it sets `Cookie` itself (as URLSession handles them). A request
+    /// with neither shares the client's list, built once.
+    func headerList(for urlRequest: URLRequest, curl: LibCurl) -> CurlHeaderList? {
+        let own = urlRequest.allHTTPHeaderFields ?? [:]
+        var stored: [HTTPCookie] = []
+        if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
+            !own.keys.contains(where: { ResponseHead.sameName($0, "Cookie") })
+        {
+            stored = cookies.cookies(for: requestURL) ?? []
+        }
+        if own.isEmpty, stored.isEmpty, let plainHeaders { return plainHeaders }
+        var fields = own
+        var named = Dictionary(fields.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        for (name, value) in headers where named[name.lowercased()] == nil {
+            fields[name] = value
+            named[name.lowercased()] = name
+        }
+        if !stored.isEmpty { fields.merge(HTTPCookie.requestHeaderFields(with: stored)) { own, _ in own } }
+        return CurlHeaderList(fields, curl: curl)
+    }
 }
 
 /// Request headers as libcurl takes them: a `curl_slist` of header lines, and the
