@@ -4,8 +4,8 @@ import Foundation
 ///
 /// A request is a value that async code holds across `await client.send(request)`, so its size is
 /// paid in the awaiting task's frame for as long as the request is in flight. With these settings
-/// in one shared box, a request is about a hundred bytes, copies with one retain, and a request
-/// that sets none of them allocates nothing for them.
+/// in one shared box, a request is 160 bytes inline, a copy retains the box instead of each
+/// setting, and a request that sets none of them allocates nothing for them.
 struct RequestExtras: Sendable {
     var timeout: TimeInterval?
     var deadline: TimeInterval?
