@@ -146,8 +146,8 @@ finish_passes() {
 # their own, one at a time, so that the timing of ordinary tests never depends on them. The
 # lifecycle stress (2 × 10,000 requests with redirects, retries and random cancels) runs alone.
 # TimeoutTests runs there too: its bodies must arrive at the server's pace, which a fixture server
-# starved by the parallel pass cannot keep. CurlDescriptorLimitTests holds 1,100 descriptors; while
-# it did so in the parallel pass, Foundation's Process.run crashed in another test.
+# starved by the parallel pass cannot keep. CurlDescriptorLimitTests holds 1,100 descriptors, which
+# would crowd every other test's.
 heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests|CurlDescriptorLimitTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'

@@ -125,6 +125,19 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Runs the child to its end and returns what it wrote to standard output, and to standard
+    /// error as well with `errorsToo` (both through one pipe), as UTF-8. Blocks until the child
+    /// has exited and the pipe is closed: call it off shared threads.
+    public func runReadingOutput(errorsToo: Bool = false) throws -> String {
+        let pipe = Pipe()
+        standardOutput = .pipe(pipe)
+        if errorsToo { standardError = .pipe(pipe) }
+        try run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Whether the child has not ended yet (false before `run()`).
     public var isRunning: Bool {
         withState { state in

@@ -197,12 +197,7 @@ func runChild(_ arguments: [String]) throws -> String {
     let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = .pipe(pipe)
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    return try process.runReadingOutput().trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Runs `body` for both drivers in every round, alternating which goes first.

@@ -13,15 +13,8 @@ import TernChildProcess
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script]
         process.environment = ["TERN_CHILD_TEST": "yes"]
-        let pipe = Pipe()
-        process.standardOutput = .pipe(pipe)
         process.standardError = .discard
-        try process.run()
-        let output = await onThreadOfItsOwn {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        let output = try await onThreadOfItsOwn { try process.runReadingOutput() }
         return (process.terminationStatus, process.terminationReason, output)
     }
 

@@ -26,14 +26,9 @@ import TernChildProcess
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
-        let pipe = Pipe()
-        process.standardOutput = .pipe(pipe)
-        process.standardError = .pipe(pipe)
         return try await onThreadOfItsOwn {
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            let output = try process.runReadingOutput(errorsToo: true)
+            return (process.terminationStatus, output)
         }
     }
 
@@ -272,15 +267,8 @@ import TernChildProcess
             "python3", root.appendingPathComponent("scripts/pty_type.py").path, keys, String(gap), "1.0",
             "--", weather.path, "search", "-i",
         ]
-        let pipe = Pipe()
-        process.standardOutput = .pipe(pipe)
         process.standardError = .discard
-        return try await onThreadOfItsOwn {
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        return try await onThreadOfItsOwn { try process.runReadingOutput() }
     }
 
     @Test func interactiveSearchFindsWhatIsTypedInChinese() async throws {

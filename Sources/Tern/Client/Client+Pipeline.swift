@@ -24,7 +24,7 @@ extension Client {
 
     /// The cache policy `request` runs under: its own, else its group's, else the client's.
     func cachePolicy<Value>(for request: Request<Value>) -> CachePolicy {
-        request.cachePolicy ?? request.group?.snapshot.settings.cachePolicy ?? configuration.cachePolicy
+        request.cachePolicy ?? RequestSettings(self, group: request.group?.snapshot).cachePolicy
     }
 
     /// Where `request`'s callbacks run unless a call names a queue: its own, else the client's.

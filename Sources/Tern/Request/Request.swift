@@ -49,7 +49,7 @@ public struct Request<Value: Sendable>: Sendable {
     }
     /// Labels for `Client.cancel(tag:)` and for inspection; a request may carry several.
     public var tags: Set<String> {
-        get { extras?.values.tags ?? [] }
+        get { extras?.values.tags ?? RequestExtras.defaults.tags }
         set { editExtras { $0.tags = newValue } }
     }
     /// What to do when an identical request is already in flight; nil uses the client's
@@ -67,7 +67,7 @@ public struct Request<Value: Sendable>: Sendable {
     }
     /// How long the request lives relative to its owner and handle; `.untilFinished` by default.
     public var lifetime: Lifetime {
-        get { extras?.values.lifetime ?? .untilFinished }
+        get { extras?.values.lifetime ?? RequestExtras.defaults.lifetime }
         set { editExtras { $0.lifetime = newValue } }
     }
     /// Whether cancelling delivers `TernError.cancelled` (true) or no callback at all (false);
@@ -110,7 +110,7 @@ public struct Request<Value: Sendable>: Sendable {
     /// Headers that tell callers apart for repeat strategies, added to the client's
     /// `identityHeaders` (`Authorization` and `Cookie` always count). Default empty.
     public var identityHeaders: Set<String> {
-        get { extras?.values.identityHeaders ?? [] }
+        get { extras?.values.identityHeaders ?? RequestExtras.defaults.identityHeaders }
         set { editExtras { $0.identityHeaders = newValue } }
     }
     /// The API group this request belongs to: its base URL, headers, encodings, decoder,

@@ -27,6 +27,9 @@ struct RequestExtras: Sendable {
     var download: DownloadTarget?
     var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)?
     var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
+
+    /// Every setting at its default: what a request without a box reads.
+    static let defaults = RequestExtras()
 }
 
 /// One request's `RequestExtras`, shared by its copies until one of them changes a setting
