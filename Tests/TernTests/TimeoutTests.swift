@@ -6,7 +6,7 @@ import Testing
 /// `timeout` is an idle timeout — no sign of life for that long fails the attempt — and
 /// `deadline` bounds the whole request, retries and waits included; each fails with its own
 /// error, on both transports.
-@Suite struct TimeoutTests {
+@Suite(.serialized) struct TimeoutTests {
     static func client(over transport: TransportKind, _ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> Client {
         transport.client(try TestServers.fixture(), configure)
     }
@@ -18,6 +18,25 @@ import Testing
         // machine, which has held URLSession's delegate queue up for 3 s).
         let response = try await client.send(Request<String>("drip", query: ["chunks": 12, "interval": 0.5]))
         #expect(response.value == (0..<12).map { String(format: "chunk%03d", $0) }.joined())
+    }
+
+    /// Every thread of Swift's pool computes for 5 s while a body arrives every half second. On
+    /// Linux URLSession delivers its events on those same threads: the 2 s idle timeout must hear
+    /// out the events held up meanwhile instead of reading them as a silent server.
+    @Test(arguments: TransportKind.all)
+    func aBusyProcessIsNotASilentServer(over transport: TransportKind) async throws {
+        let client = try Self.client(over: transport) { $0.timeout = 2 }
+        let request = Request<String>("drip", query: ["chunks": 8, "interval": 0.5])
+        let result = await withCheckedContinuation { continuation in
+            client.send(request) { continuation.resume(returning: $0) }
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                Task.detached {
+                    let end = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+                    while DispatchTime.now().uptimeNanoseconds < end {}
+                }
+            }
+        }
+        #expect(result.success?.value == (0..<8).map { String(format: "chunk%03d", $0) }.joined(), "\(result)")
     }
 
     @Test(arguments: TransportKind.all)

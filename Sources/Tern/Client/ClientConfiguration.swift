@@ -15,7 +15,9 @@ public struct ClientConfiguration: Sendable {
     /// Idle timeout in seconds: an attempt with no sign of life from the server (connecting,
     /// waiting for the response, or between two chunks of it) for this long fails with
     /// `TernError.timedOut`, as URLSession's request timeout does. A download that keeps
-    /// receiving never times out; bound the whole request with `deadline`. Sub-second values work
+    /// receiving never times out; bound the whole request with `deadline`. Events the transport
+    /// already received but has not delivered yet (a busy process can hold them up) count as
+    /// signs of life: the attempt fails only once they are in. Sub-second values work
     /// on every platform; `.infinity` means none. 0, a negative value or NaN is a mistake: the
     /// client's `configurationError`. Groups and requests may set their own. Default 60.
     public var timeout: TimeInterval

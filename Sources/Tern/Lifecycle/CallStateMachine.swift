@@ -263,6 +263,20 @@ struct CallStateMachine: Sendable {
         }
     }
 
+    /// The running exchange when its idle timeout alone has passed, for the core to hear out what
+    /// it still has on its way before the attempt fails (`TransportTask.afterPendingEvents`); the
+    /// scheduler's time is forgotten meanwhile. Nil when the attempt's limit or the deadline has
+    /// passed too, or nothing idles.
+    mutating func exchangeToHearOut(now: DispatchTime, lastActivity: DispatchTime?) -> (any TransportTask)? {
+        guard case .running(_, let exchange?) = state, let idle = timers.idle, timers.deadline.map({ $0 > now }) ?? true
+        else { return nil }
+        let start = timers.attemptStart ?? now
+        if let limit = timers.attemptLimit, start + limit <= now { return nil }
+        guard Timers.idleBase(start: start, lastActivity: lastActivity) + idle <= now else { return nil }
+        timers.armedAt = nil
+        return exchange
+    }
+
     /// Whether the request is held at a `RestartGate`.
     private var isSuspended: Bool { waitReason == .suspended }
 

@@ -229,14 +229,21 @@ final class RequestCore: Sendable {
         lastActivity.withLock { if $0 != Self.pausedByReader { $0 = now } }
     }
 
-    /// Called by the scheduler when the armed time has come.
-    func deadlinePassed() {
+    /// Called by the scheduler when the armed time has come. An idle attempt fails only after its
+    /// exchange has delivered what it already received (`heardOut`): a transport whose events
+    /// wait for a queue that a busy process holds up is not a silent server.
+    func deadlinePassed(heardOut: Bool = false) {
         let now = DispatchTime.now()
         let last = lastActivity.withLock { $0 == Self.pausedByReader ? now.uptimeNanoseconds : $0 }
+        let lastSignOfLife = last == 0 ? nil : DispatchTime(uptimeNanoseconds: last)
+        if !heardOut, let exchange = guarded.withLock({ $0.machine.exchangeToHearOut(now: now, lastActivity: lastSignOfLife) }) {
+            exchange.afterPendingEvents { [self] in deadlinePassed(heardOut: true) }
+            return
+        }
         var total: TimeInterval = 0
         let (action, ending) = transition { machine in
             defer { total = machine.timers.total ?? 0 }
-            return machine.deadlinePassed(now: now, lastActivity: last == 0 ? nil : DispatchTime(uptimeNanoseconds: last))
+            return machine.deadlinePassed(now: now, lastActivity: lastSignOfLife)
         }
         switch action {
         case .timeOutAttempt(let attempt, let seconds, let exchange):

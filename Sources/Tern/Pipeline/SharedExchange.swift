@@ -91,6 +91,13 @@ final class SharedExchange: Sendable {
         task?.cancel()
     }
 
+    /// Runs `body` once the underlying exchange has delivered what it received (at once when it
+    /// has ended).
+    func afterPendingEvents(_ body: @escaping @Sendable () -> Void) {
+        guard let task = state.withLock({ $0.task }) else { return body() }
+        task.afterPendingEvents(body)
+    }
+
     /// One event of the exchange, passed on to the members in the shape described above.
     private func receive(_ event: TransportEvent) {
         switch event {
@@ -163,4 +170,5 @@ struct SharedExchangeMembership: TransportTask {
     let exchange: SharedExchange
     let id: UInt64
     func cancel() { exchange.leave(id) }
+    func afterPendingEvents(_ body: @escaping @Sendable () -> Void) { exchange.afterPendingEvents(body) }
 }

@@ -124,6 +124,11 @@ public protocol TransportTask: Sendable {
     func suspend()
     /// Reads the response again after `suspend()`. Optional: the default does nothing.
     func resume()
+    /// Runs `body` once the events this exchange has already received are delivered: before an
+    /// idle timeout fails an exchange, the client hears out what was on its way. A transport that
+    /// hands events to a queue of its own, which a busy process can hold up for seconds,
+    /// implements it; the default runs `body` at once.
+    func afterPendingEvents(_ body: @escaping @Sendable () -> Void)
 }
 
 extension TransportTask {
@@ -131,6 +136,8 @@ extension TransportTask {
     public func suspend() {}
     /// Does nothing: this transport cannot pause an exchange.
     public func resume() {}
+    /// Runs `body` at once: this transport delivers each event as it happens.
+    public func afterPendingEvents(_ body: @escaping @Sendable () -> Void) { body() }
 }
 
 /// What a transport reports about one exchange.

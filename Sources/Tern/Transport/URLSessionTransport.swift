@@ -13,6 +13,7 @@ public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let delivery: Delivery
+    private let delegateQueue: DelegateQueue
     private let isInvalidated = Locked(false)
 
     /// Creates a transport with its own session.
@@ -20,7 +21,7 @@ public final class URLSessionTransport: Transport {
     ///   - configuration: The session configuration, used as given (set `urlCache = nil` yourself
     ///     if you build one by hand; `Client` does).
     ///   - credential: Answers HTTP Basic challenges; without it a 401 is delivered as a response.
-    ///   - delivery: `.buffered` (default) or `.streamed`; exchanges that ask for streaming, or
+    ///   - delivery: `.streamed` (default) or `.buffered`; exchanges that ask for streaming, or
     ///     write their body to a file, are streamed either way.
     ///   - pinning: Server keys or certificates to insist on, checked in the server-trust
     ///     challenge (Apple platforms; Linux sends no such challenge, so a `Client` refuses
@@ -42,6 +43,7 @@ public final class URLSessionTransport: Transport {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "Tern.URLSessionTransport.delegate"
+        delegateQueue = DelegateQueue(queue)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
@@ -99,7 +101,7 @@ public final class URLSessionTransport: Transport {
         }
         guard let task else { return nil }
         task.resume()
-        return SessionTask(task: task, delegate: delegate)
+        return SessionTask(task: task, delegate: delegate, queue: delegateQueue)
     }
 
     private typealias Completion = @Sendable (Data?, URLResponse?, (any Error)?) -> Void
@@ -160,10 +162,25 @@ public final class URLSessionTransport: Transport {
 private struct SessionTask: TransportTask {
     let task: URLSessionTask
     let delegate: SessionDelegate
+    let queue: DelegateQueue
     func cancel() { delegate.cancel(task) }
     // Not on Linux, where a resumed task starts its request over (see `Platform.pausesTasks`).
     func suspend() { if Platform.pausesTasks { task.suspend() } }
     func resume() { if Platform.pausesTasks { task.resume() } }
+    /// Behind the work URLSession has queued on Dispatch's global threads (reading what arrived),
+    /// then behind the delegate callbacks that work queued: on Linux both share the few threads
+    /// of Swift's tasks, which a busy process can hold for longer than an idle timeout.
+    func afterPendingEvents(_ body: @escaping @Sendable () -> Void) {
+        let queue = queue
+        DispatchQueue.global().async { queue.operations.addOperation(body) }
+    }
+}
+
+/// The session's delegate queue, where every event of a task is delivered.
+// Sendable: OperationQueue is thread-safe; this only adds operations to it.
+private final class DelegateQueue: @unchecked Sendable {
+    let operations: OperationQueue
+    init(_ operations: OperationQueue) { self.operations = operations }
 }
 
 /// Lets a completion handler reach the task it belongs to.
