@@ -9,7 +9,7 @@ enum CurlCallbacks {
         guard let context else { return 0 }
         let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: size * count)
-        return exchange.write(bytes) ? size * count : 0
+        return exchange.write(bytes)
     }
 
     static let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

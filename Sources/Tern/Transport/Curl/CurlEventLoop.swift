@@ -116,7 +116,7 @@ final class CurlEventLoop: @unchecked Sendable {
             waitsIdle = false
             for socket in directSockets { tern_epoll_forget(epoll, socket) }
             directSockets.removeAll(keepingCapacity: true)
-            for exchange in heldBack { exchange.releaseEvents() }
+            for exchange in heldBack { exchange.releaseEvents(curl: curl) }
             heldBack.removeAll()
             submissions.forEach(admit)
             if stopping {

@@ -10,10 +10,10 @@ import Foundation
 /// it runs, and the events they become.
 ///
 /// Created on the caller's thread with nothing but values; everything after `attach` happens with
-/// the event loop's lock held: libcurl calls the callbacks from `curl_multi_perform` (on the loop
-/// thread, or on the caller's thread while a request sent directly goes out: its events are then
-/// held back for the loop thread), and the loop thread finishes or cancels it. libcurl reaches it through an unretained pointer; the
-/// loop's table owns it until after `curl_multi_remove_handle`, after which no callback can come.
+/// the event loop's lock held: libcurl calls the callbacks from `curl_multi_perform` on the loop
+/// thread, or on the caller's thread while a request sent directly goes out (its events are then
+/// held back, and its body left, for the loop thread). libcurl reaches it through an unretained
+/// pointer; the loop's table owns it until after `curl_multi_remove_handle`.
 /// Events follow the `Transport` contract: one `.response` per final head (1xx heads are skipped),
 /// `.data`, `.sentBytes`, then exactly one `.completed`.
 // Sendable: handed to the event loop once (through the transport's locked inbox, or under the
@@ -23,8 +23,10 @@ final class CurlExchange: @unchecked Sendable {
     let request: TransportRequest
     private let deliver: @Sendable (TransportEvent) -> Void
     /// Events kept back while a caller's thread drives libcurl (`holdEvents`), for the loop thread
-    /// to deliver; nil when events go out as they come.
+    /// to deliver; nil when events go out as they come. `pausedWhileHeld`: that thread refused
+    /// body bytes (`write` paused the transfer), for the loop to take.
     private var held: [TransportEvent]?
+    private var pausedWhileHeld = false
     private(set) var easy: LibCurl.Handle?
     /// The header lines libcurl sends, kept alive while the transfer runs.
     private var headerList: CurlHeaderList?
@@ -96,6 +98,7 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .protocols, LibCurl.httpProtocols)
         curl.set(easy, .followLocation, 0)
         curl.set(easy, .pipeWait, 1)
+        curl.set(easy, .bufferSize, Self.receiveBufferSize)
         curl.set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
         curl.set(easy, .writeFunction, unsafeBitCast(CurlCallbacks.write, to: UnsafeRawPointer.self))
         curl.set(easy, .writeData, UnsafeRawPointer(context))
@@ -237,9 +240,7 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         if body != nil {
-            // A new head replaces the body of the one before (an answered challenge). The buffer
-            // is reserved on the loop thread: a large one made on a caller's thread (a direct
-            // send) would stay cached in that thread's malloc arena.
+            // A new head replaces the body of the one before (an answered challenge).
             body = Data()
             reservation = announced > 0 ? Int(min(announced, Self.largestReservation)) : 0
             if held == nil { reserveBody() }
@@ -258,13 +259,14 @@ final class CurlExchange: @unchecked Sendable {
     /// The shortest time between two `.receiving` events of a buffered body (ns).
     static let signOfLifeInterval: UInt64 = 100_000_000
 
-    /// The most a buffered body reserves from its `Content-Length` before the bytes arrive (a
-    /// server may announce more than it sends; beyond this the buffer grows as they come).
+    /// The most a body reserves from its `Content-Length` (a server may announce more than it sends).
     static let largestReservation: Int64 = 64 << 20
 
-    /// Reserves the body's buffer from its `Content-Length`, on this thread, keeping what arrived
-    /// before: a new buffer, since growing the old one in place (`realloc`) would put it in the
-    /// malloc arena of the thread that made the old one.
+    /// libcurl's receive buffer: the curl tool's 100 KB (the default 16 KB is six reads for one).
+    static let receiveBufferSize = 100 << 10
+
+    /// Reserves the body's buffer from its `Content-Length` on the loop thread: made on a
+    /// caller's thread, a large buffer would stay cached in that thread's malloc arena.
     private func reserveBody() {
         var reserved = Data()
         reserved.reserveCapacity(reservation)
@@ -273,15 +275,21 @@ final class CurlExchange: @unchecked Sendable {
         reservation = 0
     }
 
-    /// A piece of the (decoded) body.
-    func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// A piece of the (decoded) body: its byte count when taken, 0 to fail, or
+    /// `LibCurl.writePause` on a caller's thread, which sends the request and leaves the body to
+    /// the loop (libcurl reads up to a hundred buffers in one `curl_multi_perform`).
+    func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        if held != nil {
+            pausedWhileHeld = true
+            return LibCurl.writePause
+        }
         received += bytes.count
         if let limit, received > limit {
             failure = URLError(.dataLengthExceedsMaximum)
-            return false
+            return 0
         }
         if body != nil {
-            if reservation > 0, held == nil { reserveBody() }
+            if reservation > 0 { reserveBody() }
             body?.append(bytes)
             // Nothing else is reported until the end: tell the idle timeout the body is coming,
             // at most a few times a second.
@@ -290,15 +298,15 @@ final class CurlExchange: @unchecked Sendable {
                 lastSignOfLife = now
                 events(.receiving(Int64(received)))
             }
-            return true
+            return bytes.count
         }
         let chunk = Data(bytes)
         if let file, let error = file.write(chunk) {
             failure = error
-            return false
+            return 0
         }
         events(.data(chunk))
-        return true
+        return bytes.count
     }
 
     /// Fills `buffer` from the body file; the byte count, 0 at the end, or the abort code.
@@ -333,26 +341,26 @@ final class CurlExchange: @unchecked Sendable {
         if held != nil { held?.append(event) } else { deliver(event) }
     }
 
-    /// Keeps events back from now on: a caller's thread is about to drive libcurl, and every
-    /// event goes out from the loop thread.
-    func holdEvents() {
-        if held == nil { held = [] }
-    }
+    /// Keeps events back from now on: a caller's thread is about to drive libcurl.
+    func holdEvents() { if held == nil { held = [] } }
 
-    /// Stops keeping events back; true when some were kept (the loop must deliver them: they
-    /// stay held until `releaseEvents`).
+    /// Stops keeping events back; true when some were kept or the body was left for the loop
+    /// (they stay held until `releaseEvents`).
     func stopHolding() -> Bool {
-        if held?.isEmpty == false { return true }
+        if held?.isEmpty == false || pausedWhileHeld { return true }
         held = nil
         return false
     }
 
-    /// Delivers the events kept back, in order, and lets the next ones go out as they come (the
-    /// loop thread).
-    func releaseEvents() {
+    /// Delivers the events kept back, in order, lets the next ones go out as they come, and
+    /// resumes a transfer paused on a caller's thread: its body is read here (the loop thread).
+    func releaseEvents(curl: LibCurl) {
         guard let kept = held else { return }
         held = nil
         kept.forEach(deliver)
+        guard pausedWhileHeld else { return }
+        pausedWhileHeld = false
+        if let easy { _ = curl.easyPause(easy, LibCurl.pauseNothing) }
     }
 
     // MARK: The end (loop thread)

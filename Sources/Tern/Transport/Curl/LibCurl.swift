@@ -191,7 +191,7 @@ struct LibCurl: @unchecked Sendable {
         case headerFunction = 20079, httpGet = 80, noSignal = 99, acceptEncoding = 10102
         case inFileSizeLarge = 30115, postFieldSizeLarge = 30120, timeoutMS = 155, copyPostFields = 10165
         case protocols = 181, xferInfoFunction = 20219, pipeWait = 237, httpAuth = 107, username = 10173
-        case password = 10174, seekFunction = 20167, seekData = 10168
+        case password = 10174, seekFunction = 20167, seekData = 10168, bufferSize = 98
         case sslCert = 10025, keyPassword = 10026, sslVersion = 32, caInfo = 10065, sslKey = 10087, caPath = 10097
         case pinnedPublicKey = 10230, proxy = 10004, noProxy = 10177
     }
@@ -225,5 +225,7 @@ struct LibCurl: @unchecked Sendable {
     static let pauseNothing: Int32 = 0
     /// `CURL_READFUNC_ABORT`.
     static let readAbort = 0x1000_0000
+    /// `CURL_WRITEFUNC_PAUSE`: libcurl keeps the bytes and stops reading until `curl_easy_pause`.
+    static let writePause = 0x1000_0001
 }
 #endif

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import Tern
+
+#if os(Linux)
+/// A request sent directly from a caller's thread: that thread sends it and may read its head,
+/// but the body is the loop thread's to read (libcurl reads up to a hundred buffers in one
+/// `curl_multi_perform`, which would keep the caller inside `send` and grow the body in that
+/// thread's malloc arena).
+@Suite struct CurlDirectSendTests {
+    /// While its events are held, the exchange refuses body bytes with libcurl's pause code and
+    /// tells the loop to take them; once released, it takes them.
+    @Test func bodyBytesWaitForTheLoopThread() throws {
+        let curl = try LibCurl.loaded.get()
+        let request = TransportRequest(URLRequest(url: try #require(URL(string: "http://127.0.0.1:1/"))))
+        let exchange = CurlExchange(id: 1, request: request, settings: CurlSettings(ClientConfiguration(), curl: curl)) { _ in }
+        let bytes: [UInt8] = Array("body".utf8)
+        exchange.holdEvents()
+        #expect(bytes.withUnsafeBufferPointer { exchange.write($0) } == LibCurl.writePause)
+        #expect(exchange.stopHolding(), "the loop must resume the paused transfer")
+        exchange.releaseEvents(curl: curl)
+        #expect(bytes.withUnsafeBufferPointer { exchange.write($0) } == bytes.count)
+        exchange.holdEvents()
+        #expect(!exchange.stopHolding(), "nothing kept, nothing paused: nothing for the loop")
+    }
+
+    /// Sequential downloads of a 2 MB body through a client whose requests go out directly: every
+    /// body arrives whole and in order, whatever part of it reached the socket during the send.
+    @Test func directlySentRequestsGetTheirWholeBody() async throws {
+        let transport = try #require(CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: true))
+        let client = Client(baseURL: try TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.transport = transport
+        }
+        let count = 2 << 20
+        var pattern = [UInt8](repeating: 0, count: count)
+        for index in 0..<count { pattern[index] = UInt8((index * 31 + 7) % 251) }
+        let expected = Data(pattern)
+        for _ in 0..<5 {
+            let body = try await client.send(Request<Data>("pattern", query: ["n": count])).value
+            // Compared outside #expect, whose diff of two large values would take minutes.
+            let whole = body == expected
+            #expect(whole, "\(body.count) bytes, not the \(count) of the pattern")
+        }
+    }
+}
+#endif
