@@ -249,6 +249,32 @@ import Testing
         #expect(Self.name(machine.deadlinePassed(now: Self.now + 12, lastActivity: Self.now + 10)) == "timeOutAttempt1")
     }
 
+    /// Only an idle expiry is heard out first (the exchange asked to deliver what is on its way);
+    /// an attempt's limit or the deadline ends at once. While the verdict waits, the scheduler's
+    /// time is forgotten, so that an attempt started meanwhile arms its own.
+    @Test func onlyAnIdleExpiryHearsOutTheExchange() {
+        var machine = Start.running.machine  // idle 4 s, deadline 10 s, from `now`
+        #expect(machine.exchangeToHearOut(now: Self.now + 3, lastActivity: nil) == nil)  // not idle yet
+        #expect(machine.exchangeToHearOut(now: Self.now + 11, lastActivity: nil) == nil)  // the deadline
+        var redirected = machine
+        #expect(machine.exchangeToHearOut(now: Self.now + 5, lastActivity: nil) != nil)
+        // A sign of life delivered meanwhile: the heard-out verdict re-arms instead of timing out.
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 5.1, lastActivity: Self.now + 5)) == "proceed+arm")
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 9.5, lastActivity: Self.now + 5)) == "timeOutAttempt1")
+        #expect(machine.exchangeToHearOut(now: Self.now + 9.6, lastActivity: nil) == nil)  // no exchange left
+        // A redirect while the verdict waits: the next attempt arms its own time at once.
+        #expect(redirected.exchangeToHearOut(now: Self.now + 5, lastActivity: nil) != nil)
+        let redirect = Redirect(statusCode: 302, from: Self.request.url!, to: Self.request.url!)
+        let next = redirected.nextAttempt(after: 1, sending: Self.request, following: (redirect, took: 0), now: Self.now + 5)
+        #expect(Self.name(next) == "start2+arm")
+        var limited = Machine()
+        _ = limited.begin()
+        _ = limited.startTimers(idle: 1, attemptLimit: 2, total: .infinity, now: Self.now)
+        _ = limited.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)
+        _ = limited.attach(FakeExchange(), attempt: 1)
+        #expect(limited.exchangeToHearOut(now: Self.now + 2, lastActivity: nil) == nil)  // the attempt's limit
+    }
+
     @Test func theDeadlineCountsTheWaitsAndRestartsAfterAGate() {
         var machine = Machine()
         _ = machine.begin()
