@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 
 plain_only=false
 if [ "${1:-}" = --plain ]; then plain_only=true; shift; fi
+if [ "$plain_only" = true ] && [ $# -gt 0 ]; then
+    # With arguments the script runs the tests named, heavy suites included, in one parallel pass.
+    echo "test.sh: --plain takes no other arguments (got: $*)" >&2
+    exit 2
+fi
 
 # The test servers' Python packages live in a virtual environment of their own (.build/test-python):
 # stock Debian and Ubuntu refuse pip installs into the system Python.
