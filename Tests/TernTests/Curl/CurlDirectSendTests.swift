@@ -24,6 +24,22 @@ import Testing
         #expect(!exchange.stopHolding(), "nothing kept, nothing paused: nothing for the loop")
     }
 
+    /// A compressed body is taken on the caller's thread, under its size limit: paused, libcurl
+    /// would keep everything one read decodes to (up to 64 MB from a compression bomb).
+    @Test func aDecodedBodyIsTakenUnderItsLimit() throws {
+        let curl = try LibCurl.loaded.get()
+        let url = try #require(URL(string: "http://127.0.0.1:1/"))
+        let request = TransportRequest(URLRequest(url: url), destination: .memory(limit: 6))
+        let exchange = CurlExchange(id: 1, request: request, settings: CurlSettings(ClientConfiguration(), curl: curl)) { _ in }
+        exchange.holdEvents()
+        for line in ["HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n"] {
+            #expect(Array(line.utf8).withUnsafeBufferPointer { exchange.header($0) })
+        }
+        let bytes: [UInt8] = Array("body".utf8)
+        #expect(bytes.withUnsafeBufferPointer { exchange.write($0) } == bytes.count)
+        #expect(bytes.withUnsafeBufferPointer { exchange.write($0) } == 0, "8 bytes against a limit of 6")
+    }
+
     /// Sequential downloads of a 2 MB body through a client whose requests go out directly: every
     /// body arrives whole and in order, whatever part of it reached the socket during the send.
     @Test func directlySentRequestsGetTheirWholeBody() async throws {

@@ -24,9 +24,10 @@ final class CurlExchange: @unchecked Sendable {
     private let deliver: @Sendable (TransportEvent) -> Void
     /// Events kept back while a caller's thread drives libcurl (`holdEvents`), for the loop thread
     /// to deliver; nil when events go out as they come. `pausedWhileHeld`: that thread refused
-    /// body bytes (`write` paused the transfer), for the loop to take.
+    /// body bytes (`write` paused the transfer), for the loop to take. `decodesBody`: the head
+    /// announced a `Content-Encoding`, whose decoded bytes are never refused (see `write`).
     private var held: [TransportEvent]?
-    private var pausedWhileHeld = false
+    private var pausedWhileHeld = false, decodesBody = false
     private(set) var easy: LibCurl.Handle?
     /// The header lines libcurl sends, kept alive while the transfer runs.
     private var headerList: CurlHeaderList?
@@ -186,9 +187,8 @@ final class CurlExchange: @unchecked Sendable {
 
     // MARK: Callbacks (the loop's lock held, inside curl_multi_perform)
 
-    /// A header line, status lines included; the blank line ends a head. Parsed as bytes:
-    /// Foundation's string trimming and case-insensitive comparison took a third of the CPU of a
-    /// small request here.
+    /// A header line, status lines included; the blank line ends a head. Parsed as bytes
+    /// (Foundation's trimming and comparison took a third of a small request's CPU).
     func header(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         var end = line.count
         while end > 0, Self.isSpace(line[end - 1]) { end -= 1 }
@@ -230,6 +230,7 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         head = response
+        decodesBody = response.value(forHTTPHeaderField: "Content-Encoding").map { $0.lowercased() != "identity" } ?? false
         received = 0
         if setsCookies, request.urlRequest.httpShouldHandleCookies {
             settings.cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
@@ -250,8 +251,7 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         events(.head(response))
-        // The head is itself a sign of life: a body that arrives within the interval (almost every
-        // one) sends no `.receiving` at all.
+        // A sign of life: a body that arrives within the interval sends no `.receiving` at all.
         lastSignOfLife = DispatchTime.now().uptimeNanoseconds
         return true
     }
@@ -265,8 +265,8 @@ final class CurlExchange: @unchecked Sendable {
     /// libcurl's receive buffer: the curl tool's 100 KB (the default 16 KB is six reads for one).
     static let receiveBufferSize = 100 << 10
 
-    /// Reserves the body's buffer from its `Content-Length` on the loop thread: made on a
-    /// caller's thread, a large buffer would stay cached in that thread's malloc arena.
+    /// Reserves the body's buffer from its `Content-Length` on the loop thread (made on a
+    /// caller's thread, a large one would stay cached in that thread's malloc arena).
     private func reserveBody() {
         var reserved = Data()
         reserved.reserveCapacity(reservation)
@@ -277,9 +277,11 @@ final class CurlExchange: @unchecked Sendable {
 
     /// A piece of the (decoded) body: its byte count when taken, 0 to fail, or
     /// `LibCurl.writePause` on a caller's thread, which sends the request and leaves the body to
-    /// the loop (libcurl reads up to a hundred buffers in one `curl_multi_perform`).
+    /// the loop (libcurl reads up to a hundred buffers in one `curl_multi_perform`). A decoded
+    /// body is taken there, under its size limit: paused, libcurl would keep all that one read
+    /// decodes to, up to 64 MB from a compression bomb.
     func write(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        if held != nil {
+        if held != nil, !decodesBody {
             pausedWhileHeld = true
             return LibCurl.writePause
         }
@@ -289,7 +291,7 @@ final class CurlExchange: @unchecked Sendable {
             return 0
         }
         if body != nil {
-            if reservation > 0 { reserveBody() }
+            if reservation > 0, held == nil { reserveBody() }
             body?.append(bytes)
             // Nothing else is reported until the end: tell the idle timeout the body is coming,
             // at most a few times a second.
