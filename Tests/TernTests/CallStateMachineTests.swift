@@ -59,6 +59,7 @@ import Testing
         case .startAttempt(let number, let change): "start\(number)" + timer(change)
         case .cancelExchange: "cancelExchange"
         case .timeOutAttempt(let number, _, _): "timeOutAttempt\(number)"
+        case .hearOut: "hearOut"
         case .finishEarly(_, let change): "finishEarly" + timer(change)
         case .deliver: "deliver"
         }
@@ -253,17 +254,21 @@ import Testing
     /// an attempt's limit or the deadline ends at once. While the verdict waits, the scheduler's
     /// time is forgotten, so that an attempt started meanwhile arms its own.
     @Test func onlyAnIdleExpiryHearsOutTheExchange() {
-        var machine = Start.running.machine  // idle 4 s, deadline 10 s, from `now`
-        #expect(machine.exchangeToHearOut(now: Self.now + 3, lastActivity: nil) == nil)  // not idle yet
-        #expect(machine.exchangeToHearOut(now: Self.now + 11, lastActivity: nil) == nil)  // the deadline
+        func passed(_ machine: Machine, at seconds: Double) -> String {  // idle 4 s, deadline 10 s
+            var machine = machine
+            return Self.name(machine.deadlinePassed(now: Self.now + seconds, lastActivity: nil, asksToHearOut: true))
+        }
+        #expect(passed(Start.running.machine, at: 3) == "proceed+arm")  // not idle yet
+        #expect(passed(Start.running.machine, at: 11).hasPrefix("finishEarly"))  // the deadline
+        var machine = Start.running.machine
         var redirected = machine
-        #expect(machine.exchangeToHearOut(now: Self.now + 5, lastActivity: nil) != nil)
+        #expect(Self.name(machine.deadlinePassed(now: Self.now + 5, lastActivity: nil, asksToHearOut: true)) == "hearOut")
         // A sign of life delivered meanwhile: the heard-out verdict re-arms instead of timing out.
         #expect(Self.name(machine.deadlinePassed(now: Self.now + 5.1, lastActivity: Self.now + 5)) == "proceed+arm")
         #expect(Self.name(machine.deadlinePassed(now: Self.now + 9.5, lastActivity: Self.now + 5)) == "timeOutAttempt1")
-        #expect(machine.exchangeToHearOut(now: Self.now + 9.6, lastActivity: nil) == nil)  // no exchange left
+        #expect(passed(machine, at: 9.6) != "hearOut")  // no exchange left
         // A redirect while the verdict waits: the next attempt arms its own time at once.
-        #expect(redirected.exchangeToHearOut(now: Self.now + 5, lastActivity: nil) != nil)
+        #expect(Self.name(redirected.deadlinePassed(now: Self.now + 5, lastActivity: nil, asksToHearOut: true)) == "hearOut")
         let redirect = Redirect(statusCode: 302, from: Self.request.url!, to: Self.request.url!)
         let next = redirected.nextAttempt(after: 1, sending: Self.request, following: (redirect, took: 0), now: Self.now + 5)
         #expect(Self.name(next) == "start2+arm")
@@ -272,7 +277,7 @@ import Testing
         _ = limited.startTimers(idle: 1, attemptLimit: 2, total: .infinity, now: Self.now)
         _ = limited.nextAttempt(after: 0, sending: Self.request, following: nil, now: Self.now)
         _ = limited.attach(FakeExchange(), attempt: 1)
-        #expect(limited.exchangeToHearOut(now: Self.now + 2, lastActivity: nil) == nil)  // the attempt's limit
+        #expect(passed(limited, at: 2) == "timeOutAttempt1")  // the attempt's limit
     }
 
     @Test func theDeadlineCountsTheWaitsAndRestartsAfterAGate() {

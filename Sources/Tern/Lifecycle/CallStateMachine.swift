@@ -78,6 +78,9 @@ struct CallStateMachine: Sendable {
         /// it fails with a timeout, which the retry policy may try again, and its exchange is
         /// cancelled.
         case timeOutAttempt(Int, after: TimeInterval, exchange: (any TransportTask)?)
+        /// The running attempt's idle timeout alone has passed: ask its exchange to deliver what
+        /// is on its way (`TransportTask.afterPendingEvents`), then decide again.
+        case hearOut(any TransportTask)
         /// Terminal: the request ended before its attempts did (a cancel, a failure, its deadline);
         /// cancel the exchange, then deliver the error that ended it.
         case finishEarly(exchange: (any TransportTask)?, TimerChange)
@@ -239,7 +242,10 @@ struct CallStateMachine: Sendable {
     /// The armed time came, at `now`; the running attempt last showed life at `lastActivity`.
     /// The whole request's deadline ends it (`.finishEarly`); an idle or over-long attempt is
     /// timed out; otherwise (a sign of life since, or a stale timer) the next time is armed.
-    mutating func deadlinePassed(now: DispatchTime, lastActivity: DispatchTime?) -> Action {
+    /// With `asksToHearOut`, an idle attempt that has an exchange is heard out (`.hearOut`)
+    /// before it times out; the scheduler's time is forgotten meanwhile, so that an attempt
+    /// started before the verdict arms its own.
+    mutating func deadlinePassed(now: DispatchTime, lastActivity: DispatchTime?, asksToHearOut: Bool = false) -> Action {
         timers.armedAt = nil  // the scheduler forgets a time once it fired
         if let deadline = timers.deadline, deadline <= now, phase == .running, !isSuspended {
             return finishEarly(cancellation: nil)
@@ -252,6 +258,7 @@ struct CallStateMachine: Sendable {
                 return .timeOutAttempt(route.attempt, after: limit, exchange: exchange)
             }
             if let idle = timers.idle, Timers.idleBase(start: start, lastActivity: lastActivity) + idle <= now {
+                if asksToHearOut, let exchange { return .hearOut(exchange) }
                 state = .running(route, exchange: nil)
                 return .timeOutAttempt(route.attempt, after: idle, exchange: exchange)
             }
@@ -261,20 +268,6 @@ struct CallStateMachine: Sendable {
         case .created, .waiting, .completing, .finished:
             return .ignore
         }
-    }
-
-    /// The running exchange when its idle timeout alone has passed, for the core to hear out what
-    /// it still has on its way before the attempt fails (`TransportTask.afterPendingEvents`); the
-    /// scheduler's time is forgotten meanwhile. Nil when the attempt's limit or the deadline has
-    /// passed too, or nothing idles.
-    mutating func exchangeToHearOut(now: DispatchTime, lastActivity: DispatchTime?) -> (any TransportTask)? {
-        guard case .running(_, let exchange?) = state, let idle = timers.idle, timers.deadline.map({ $0 > now }) ?? true
-        else { return nil }
-        let start = timers.attemptStart ?? now
-        if let limit = timers.attemptLimit, start + limit <= now { return nil }
-        guard Timers.idleBase(start: start, lastActivity: lastActivity) + idle <= now else { return nil }
-        timers.armedAt = nil
-        return exchange
     }
 
     /// Whether the request is held at a `RestartGate`.

@@ -122,7 +122,7 @@ final class RequestCore: Sendable {
         case .cancelExchange(let exchange):
             exchange.cancel()
             return false
-        case .timeOutAttempt, .finishEarly, .deliver:
+        case .timeOutAttempt, .hearOut, .finishEarly, .deliver:
             preconditionFailure("handled by its own event method")
         }
     }
@@ -236,16 +236,14 @@ final class RequestCore: Sendable {
         let now = DispatchTime.now()
         let last = lastActivity.withLock { $0 == Self.pausedByReader ? now.uptimeNanoseconds : $0 }
         let lastSignOfLife = last == 0 ? nil : DispatchTime(uptimeNanoseconds: last)
-        if !heardOut, let exchange = guarded.withLock({ $0.machine.exchangeToHearOut(now: now, lastActivity: lastSignOfLife) }) {
-            exchange.afterPendingEvents { [self] in deadlinePassed(heardOut: true) }
-            return
-        }
         var total: TimeInterval = 0
         let (action, ending) = transition { machine in
             defer { total = machine.timers.total ?? 0 }
-            return machine.deadlinePassed(now: now, lastActivity: lastSignOfLife)
+            return machine.deadlinePassed(now: now, lastActivity: lastSignOfLife, asksToHearOut: !heardOut)
         }
         switch action {
+        case .hearOut(let exchange):
+            exchange.afterPendingEvents { [self] in deadlinePassed(heardOut: true) }
         case .timeOutAttempt(let attempt, let seconds, let exchange):
             // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
             guarded.withLock { $0.call }?.attemptTimedOut(attempt, after: seconds)
