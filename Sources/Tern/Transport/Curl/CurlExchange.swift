@@ -230,7 +230,7 @@ final class CurlExchange: @unchecked Sendable {
             return false
         }
         head = response
-        decodesBody = response.value(forHTTPHeaderField: "Content-Encoding").map { $0.lowercased() != "identity" } ?? false
+        decodesBody = response.value(forHTTPHeaderField: "Content-Encoding").map { !ResponseHead.sameName($0, "identity") } ?? false
         received = 0
         if setsCookies, request.urlRequest.httpShouldHandleCookies {
             settings.cookies.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: url), for: url, mainDocumentURL: nil)
