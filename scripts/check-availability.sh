@@ -29,6 +29,11 @@ patterns=(
     '\.bytes\((for|from):'               # URLSession, macOS 12 / iOS 15
     'AttributedString'                   # macOS 12 / iOS 15
     'Regex<|#/|firstMatch\(of:|wholeMatch\(of:'  # Swift regex, macOS 13 / iOS 16
+    'allowsJSON5|assumesTopLevelDictionary'  # JSONDecoder options, macOS 12 / iOS 15
+    # A typed-throws closure handed to a standard-library `with…` function: the standard library
+    # of Swift 6.0 (Xcode 16.0, the oldest toolchain Package.swift accepts) declares these
+    # `rethrows`, so the typed error leaves them as `any Error` and the call does not compile there.
+    '(^|[^A-Za-z])with(Unsafe|Contiguous|ExtendedLifetime|Checked|Task|ThrowingTask|DiscardingTask|ThrowingDiscardingTask)[A-Za-z]*(\([^)]*\))? *\{[^{]*throws\('
 )
 # Lines that carry their own guard say so: `// available:` followed by the reason.
 found=0

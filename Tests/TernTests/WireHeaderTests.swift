@@ -41,3 +41,23 @@ import TernStubs
         #expect(URLSessionTransport.make(configuration: ClientConfiguration()).sendsWireHeaders)
     }
 }
+
+/// A method that defines a meaning for a body says how long an empty one is (RFC 9110 §8.6):
+/// some front ends refuse a `POST` without `Content-Length` with 411.
+@Suite struct EmptyBodyFramingTests {
+    @Test(arguments: [HTTPMethod.post, .put, .patch])
+    func aMethodWithoutABodySendsContentLengthZero(_ method: HTTPMethod) async throws {
+        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
+        let echo = try await client.send(Request<JSON>("anything", method: method)).json
+        #expect(echo["method"]?.string == method.rawValue)
+        #expect(echo["headers"]?["Content-Length"]?.string == "0")
+        // No body, so no type for it either.
+        #expect(echo["headers"]?["Content-Type"] == nil)
+    }
+
+    @Test func aGetWithoutABodySendsNoLength() async throws {
+        let client = Client(baseURL: try TestServers.httpbin()) { $0.callbackQueue = .immediate }
+        let echo = try await client.send(Request<JSON>("anything")).json
+        #expect(echo["headers"]?["Content-Length"] == nil)
+    }
+}

@@ -28,7 +28,7 @@ struct DecodingOptions: @unchecked Sendable {
     /// (JSON5, a top-level dictionary without braces, a strategy added after this was written).
     init?(_ decoder: JSONDecoder) {
         if #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {
-            if decoder.allowsJSON5 || decoder.assumesTopLevelDictionary { return nil }
+            if decoder.allowsJSON5 || decoder.assumesTopLevelDictionary { return nil }  // available: the #available above
         }
         switch decoder.keyDecodingStrategy {
         case .useDefaultKeys: convertsKeys = false

@@ -72,12 +72,24 @@ extension JSONTape {
         func failure(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
 
         mutating func document() throws(Failure) {
-            try bytes.withUnsafeBufferPointer { (buffer: UnsafeBufferPointer<UInt8>) throws(Failure) in
-                skipWhitespace(buffer)
-                try value(buffer)
-                skipWhitespace(buffer)
-                guard index == buffer.count else { throw failure("unexpected characters after the value") }
+            // The closure does not throw: the standard library of Swift 6.0 (Xcode 16.0) has no
+            // typed-throws `withUnsafeBufferPointer`, so a typed error cannot leave it directly.
+            let outcome: Failure? = bytes.withUnsafeBufferPointer { (buffer: UnsafeBufferPointer<UInt8>) -> Failure? in
+                do throws(Failure) {
+                    try readDocument(buffer)
+                    return nil
+                } catch {
+                    return error
+                }
             }
+            if let outcome { throw outcome }
+        }
+
+        private mutating func readDocument(_ buffer: UnsafeBufferPointer<UInt8>) throws(Failure) {
+            skipWhitespace(buffer)
+            try value(buffer)
+            skipWhitespace(buffer)
+            guard index == buffer.count else { throw failure("unexpected characters after the value") }
         }
 
         @inline(__always)

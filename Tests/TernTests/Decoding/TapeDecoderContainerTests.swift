@@ -127,10 +127,12 @@ struct TapeDecoderContainerTests {
     @Test func settingsOnlyJSONDecoderFollowsAreLeftToIt() {
         let decoder = JSONDecoder()
         #expect(DecodingOptions(decoder) != nil)
-        decoder.allowsJSON5 = true
+        // JSON5 and a top-level dictionary without braces arrived in macOS 12 / iOS 15.
+        guard #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) else { return }
+        decoder.allowsJSON5 = true  // available: the guard above
         #expect(DecodingOptions(decoder) == nil)
         let other = JSONDecoder()
-        other.assumesTopLevelDictionary = true
+        other.assumesTopLevelDictionary = true  // available: the guard above
         #expect(DecodingOptions(other) == nil)
     }
 }

@@ -122,6 +122,13 @@ final class CurlExchange: @unchecked Sendable {
         }
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
         switch request.body {
+        case .none where CurlSettings.sendsEmptyBody(method):
+            // An empty body, said with `Content-Length: 0` as URLSession does (RFC 9110 §8.6); the
+            // request's header list drops the form type libcurl would add to it.
+            curl.set(easy, .post, 1)
+            curl.set(easy, .postFieldSizeLarge, offset: 0)
+            "".withCString { _ = curl.set(easy, .copyPostFields, UnsafeRawPointer($0)) }
+            if method != "POST" { curl.set(easy, .customRequest, method) }
         case .none:
             if method == "HEAD" { curl.set(easy, .noBody, 1) } else if method == "GET" { curl.set(easy, .httpGet, 1) }
             if method != "GET" && method != "HEAD" { curl.set(easy, .customRequest, method) }
@@ -156,7 +163,7 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
-        guard let headers = settings.headerList(for: urlRequest, curl: curl) else { return URLError(.cannotLoadFromNetwork) }
+        guard let headers = settings.headerList(for: urlRequest, emptyBody: CurlSettings.sendsEmptyBody(method), curl: curl) else { return URLError(.cannotLoadFromNetwork) }
         curl.set(easy, .acceptEncoding, headers.acceptEncoding)
         curl.set(easy, .httpHeader, UnsafeRawPointer(headers.list))
         headerList = headers

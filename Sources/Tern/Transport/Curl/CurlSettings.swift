@@ -27,10 +27,17 @@ struct CurlSettings: Sendable {
         plainHeaders = CurlHeaderList(headers, curl: curl)
     }
 
+    /// Whether a request with `method` and no body is sent with an empty one (`Content-Length: 0`):
+    /// the methods whose body has a meaning (RFC 9110 §8.6), as URLSession sends them.
+    static func sendsEmptyBody(_ method: String) -> Bool {
+        method == "POST" || method == "PUT" || method == "PATCH"
+    }
+
     /// The header lines for `urlRequest`: its own headers over the client's, and cookies from the
     /// client's storage unless it sets `Cookie` itself (as URLSession handles them). A request
-    /// with neither shares the client's list, built once.
-    func headerList(for urlRequest: URLRequest, curl: LibCurl) -> CurlHeaderList? {
+    /// with neither shares the client's list, built once. With `emptyBody`, and no type of its
+    /// own, the request is sent without the form type libcurl gives a body.
+    func headerList(for urlRequest: URLRequest, emptyBody: Bool, curl: LibCurl) -> CurlHeaderList? {
         let own = urlRequest.allHTTPHeaderFields ?? [:]
         var stored: [HTTPCookie] = []
         if urlRequest.httpShouldHandleCookies, let requestURL = urlRequest.url,
@@ -38,7 +45,8 @@ struct CurlSettings: Sendable {
         {
             stored = cookies.cookies(for: requestURL) ?? []
         }
-        if own.isEmpty, stored.isEmpty, let plainHeaders { return plainHeaders }
+        let removed = emptyBody && !own.keys.contains(where: { ResponseHead.sameName($0, "Content-Type") }) ? ["Content-Type"] : []
+        if own.isEmpty, stored.isEmpty, removed.isEmpty, let plainHeaders { return plainHeaders }
         var fields = own
         var named = Dictionary(fields.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         for (name, value) in headers where named[name.lowercased()] == nil {
@@ -46,7 +54,7 @@ struct CurlSettings: Sendable {
             named[name.lowercased()] = name
         }
         if !stored.isEmpty { fields.merge(HTTPCookie.requestHeaderFields(with: stored)) { own, _ in own } }
-        return CurlHeaderList(fields, curl: curl)
+        return CurlHeaderList(fields, removing: removed, curl: curl)
     }
 }
 
@@ -64,16 +72,20 @@ final class CurlHeaderList: @unchecked Sendable {
     private let curl: LibCurl
 
     /// The lines for `fields` ("Name: value", sorted by name), after an empty `Expect:`: no
-    /// `Expect: 100-continue` round trip for bodies, as URLSession sends none. Nil if libcurl
-    /// fails to allocate a line.
-    init?(_ fields: [String: String], curl: LibCurl) {
+    /// `Expect: 100-continue` round trip for bodies, as URLSession sends none. The headers named in
+    /// `removing` are ones libcurl would add itself and must not send. Nil if libcurl fails to
+    /// allocate a line.
+    init?(_ fields: [String: String], removing: [String] = [], curl: LibCurl) {
         var fields = fields
         let encodingName = fields.keys.first { ResponseHead.sameName($0, "Accept-Encoding") }
         acceptEncoding = encodingName.flatMap { fields.removeValue(forKey: $0) } ?? ""
         guard var list = curl.slistAppend(nil, "Expect:") else { return nil }
-        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
-            // An empty value would tell libcurl to drop the header: "Name;" sends it empty.
-            guard let longer = curl.slistAppend(list, value.isEmpty ? "\(name);" : "\(name): \(value)") else {
+        // "Name:" drops a header libcurl adds; an empty value would too, so "Name;" sends it empty.
+        let lines = removing.map { "\($0):" } + fields.sorted(by: { $0.key < $1.key }).map { name, value in
+            value.isEmpty ? "\(name);" : "\(name): \(value)"
+        }
+        for line in lines {
+            guard let longer = curl.slistAppend(list, line) else {
                 curl.slistFreeAll(list)
                 return nil
             }
