@@ -3,12 +3,13 @@
   /download?key=K&size=N    N bytes of the pattern (byte i is (i * 31 + 7) % 251), with ETag (and
                             Last-Modified); honours Range: bytes=a- validated by If-Range. Counts
                             requests and body bytes served under K.
-  /download-state?key=K&etag=E&weak=1&ranges=0|1&drop=N&pace=B&validator=etag|date|none&if_range=0|1&shift=S&skew=D
+  /download-state?key=K&etag=E&weak=1&ranges=0|1&drop=N&pace=B&validator=etag|date|none&if_range=0|1&shift=S&skew=D&unasked=U
                             sets K's ETag (weak=1: a weak one, W/"E"), whether Range is honoured, a one-time connection drop
                             after N body bytes, a pace of B bytes per second, which validator is sent;
                             if_range=0 honours Range whatever If-Range says (a server that ignores it),
                             shift=S serves another version (byte i is pattern byte i + S), skew=D
-                            answers a range request from D bytes further on (a lying Content-Range)
+                            answers a range request from D bytes further on (a lying Content-Range),
+                            unasked=U answers a request without Range with a 206 from byte U
   /download-stats?key=K&size=N  {"requests", "bytes", "starts": [first byte of each response],
                             "sha256": of the N-byte pattern}
   /sse?script=NAME          a server-sent events stream (see SSE_SCRIPTS); split=1 cuts it mid-line
@@ -32,7 +33,7 @@ DIGESTS = {}
 
 def _state(key):
     return STATE.setdefault(key, {"etag": '"v1"', "ranges": True, "drop": None, "pace": 0,
-                                  "validator": "etag", "if_range": True, "shift": 0, "skew": 0,
+                                  "validator": "etag", "if_range": True, "shift": 0, "skew": 0, "unasked": 0,
                                   "requests": 0, "bytes": 0, "starts": []})
 
 
@@ -57,7 +58,7 @@ def download(handler, q):
         s = _state(key)
         s["requests"] += 1
         etag, ranges, pace, validator = s["etag"], s["ranges"], s["pace"], s["validator"]
-        honours_if_range, shift, skew = s["if_range"], s["shift"], s["skew"]
+        honours_if_range, shift, skew, unasked = s["if_range"], s["shift"], s["skew"], s["unasked"]
         drop, s["drop"] = s["drop"], None
     last_modified = formatdate(1700000000 + sum(map(ord, etag)), usegmt=True)
     start = 0
@@ -68,6 +69,8 @@ def download(handler, q):
         match = re.match(r"bytes=(\d+)-$", header_range.strip())
         if match and (if_range is None or if_range == current or not honours_if_range):
             start = int(match.group(1)) + skew
+    elif not header_range and unasked:
+        start = unasked  # a 206 that nobody asked for
     if start >= size and start > 0:
         handler.send_response(416)
         handler.send_header("Content-Range", "bytes */%d" % size)
@@ -138,6 +141,8 @@ def download_state(handler, q):
             s["shift"] = int(q["shift"])
         if "skew" in q:
             s["skew"] = int(q["skew"])
+        if "unasked" in q:
+            s["unasked"] = int(q["unasked"])
     handler._send(200, b'{"ok": true}')
 
 

@@ -9,17 +9,22 @@ import Foundation
 struct ResumeRecord: Codable, Equatable {
     /// The URL the partial body came from (a different URL never resumes it).
     var url: String
-    /// A strong `ETag`, else `Last-Modified`: sent as `If-Range`.
+    /// A strong `ETag`, else `Last-Modified`, exactly as the server sent it: sent as `If-Range`.
     var validator: String
+    /// Whether `validator` is an entity tag, compared with the `ETag` of a 206, rather than a
+    /// date, compared with its `Last-Modified`. Nil in records of earlier releases, which kept
+    /// only quoted tags.
+    var isEntityTag: Bool? = nil
     /// The whole body's length, when the response that started the file announced it.
     var totalLength: Int64? = nil
 
     /// The record of a response that starts a file (a 200, or a 206 from byte 0), or nil when
     /// it has no validator `If-Range` can use.
     init?(_ response: HTTPURLResponse) {
-        guard let validator = Self.validator(of: response), let url = response.url?.absoluteString else { return nil }
+        guard let (validator, isEntityTag) = Self.validator(of: response), let url = response.url?.absoluteString else { return nil }
         self.url = url
         self.validator = validator
+        self.isEntityTag = isEntityTag
         let identity = (response.value(forHTTPHeaderField: "Content-Encoding") ?? "identity").lowercased() == "identity"
         if response.statusCode == 206 {
             totalLength = Self.contentRange(of: response)?.total
@@ -28,16 +33,19 @@ struct ResumeRecord: Codable, Equatable {
         }
     }
 
-    init(url: String, validator: String, totalLength: Int64? = nil) {
+    init(url: String, validator: String, isEntityTag: Bool, totalLength: Int64? = nil) {
         self.url = url
         self.validator = validator
+        self.isEntityTag = isEntityTag
         self.totalLength = totalLength
     }
 
-    /// The validator `If-Range` can use: a strong ETag, else Last-Modified; nil when neither.
-    static func validator(of response: HTTPURLResponse) -> String? {
-        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
-        return response.value(forHTTPHeaderField: "Last-Modified")
+    /// The validator `If-Range` can use and whether it is an entity tag: a strong ETag, else
+    /// Last-Modified; nil when neither. The tag is kept as the server wrote it, quoted or not
+    /// (some servers send `ETag: range100000`): it is opaque, sent back and compared as it is.
+    static func validator(of response: HTTPURLResponse) -> (String, isEntityTag: Bool)? {
+        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.isEmpty, !etag.hasPrefix("W/") { return (etag, true) }
+        return response.value(forHTTPHeaderField: "Last-Modified").map { ($0, false) }
     }
 
     /// Why `response`, a 206 to a request for the bytes from `offset` on, cannot continue the
@@ -50,8 +58,7 @@ struct ResumeRecord: Codable, Equatable {
         if let known = totalLength, let total = range.total, known != total {
             return "the body is now \(total) bytes long, it was \(known)"
         }
-        let isETag = validator.hasPrefix("\"")
-        let current = response.value(forHTTPHeaderField: isETag ? "ETag" : "Last-Modified")
+        let current = response.value(forHTTPHeaderField: isEntityTag ?? validator.hasPrefix("\"") ? "ETag" : "Last-Modified")
         guard current == validator else {
             return "the partial file is version \(validator), the server sent \(current ?? "no validator")"
         }
