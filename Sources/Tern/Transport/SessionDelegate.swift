@@ -237,6 +237,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             return
         }
         if let failure = route.failure { return route.events(.completed(failure)) }
+        if error == nil, !route.sawResponse, let http = task.response as? HTTPURLResponse {
+            // FoundationNetworking tells no delegate of a 301–308 it does not follow (no usable
+            // `Location`) and keeps its body to itself: the head is all there is to deliver.
+            route.events(.head(ResponseHead(http)))
+        }
         guard let error else { return route.events(.completed(closeError)) }
         route.events(.completed(Platform.normalized(error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error]))))
     }
