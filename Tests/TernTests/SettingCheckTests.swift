@@ -40,6 +40,28 @@ import Testing
         #expect(attempt.configurationError?.description.contains("retryPolicy.attemptTimeout") == true)
     }
 
+    /// A base URL that no request could use is the client's mistake: `configurationError`, as
+    /// for its timeouts and limits, and every request fails with it, absolute URLs included.
+    @Test(arguments: TransportKind.all, [
+        ("http://127.0.0.1:0/v1", "port"), ("http://127.0.0.1:99999/v1", "port"), ("http:///v1", "cannot be used"),
+        ("ftp://127.0.0.1/v1", "cannot be used"), ("not a url", "cannot be used"),
+    ])
+    func anUnusableBaseURLIsAConfigurationError(over transport: TransportKind, _ example: (base: String, reason: String)) async throws {
+        let (base, reason) = example
+        let client = transport.client(base)
+        let problem = try #require(client.configurationError)
+        #expect(problem.description.contains("baseURL \"\(base)\""), "\(problem)")
+        #expect(problem.description.contains(reason), "\(problem)")
+        for url in ["json", try TestServers.fixture() + "/json"] {
+            let (result, _) = await client.completionResult(Request<JSON>(url))
+            guard case .failure(.unsupportedConfiguration) = result else {
+                Issue.record("\(base) + \(url): expected the configuration error, got \(result)")
+                continue
+            }
+        }
+        #expect(transport.client(" ").configurationError == nil)  // blank: no base URL
+    }
+
     @Test(arguments: TransportKind.all)
     func aRequestsOwnMistakeFailsThatRequest(over transport: TransportKind) async throws {
         let client = try Self.client(over: transport) { _ in }

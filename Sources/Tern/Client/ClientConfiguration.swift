@@ -8,7 +8,9 @@ import TernCache
 /// Thread safety: a value type, safe to share.
 public struct ClientConfiguration: Sendable {
     /// Prefix for relative request paths, e.g. `"https://api.example.com/v1"`. Default nil:
-    /// every request must then use an absolute URL.
+    /// every request must then use an absolute URL. One that no request could use (not an
+    /// absolute http(s) URL, no host, a port outside 1–65535) is the client's
+    /// `configurationError`.
     public var baseURL: String?
     /// Headers added to every request; a request's own headers win. Default empty.
     public var headers: [String: String]

@@ -27,7 +27,24 @@ enum SettingCheck {
         if let problem = sizeLimitProblem(configuration.maximumResponseSize) { return "maximumResponseSize \(problem)" }
         if let problem = configuration.memoryCache.problem { return problem }
         if configuration.diskCacheLimit < 0 { return "diskCacheLimit must be 0 or more bytes (got \(configuration.diskCacheLimit))" }
+        if let base = configuration.baseURL, let problem = baseURLProblem(base) { return problem }
         return nil
+    }
+
+    /// Why `base` cannot be a client's base URL, nil when it can (or is empty: no base URL): it
+    /// must be an absolute http(s) URL with a host and a port in 1–65535, as any request URL.
+    static func baseURLProblem(_ base: String) -> String? {
+        guard !base.trimmingOuterWhitespace().isEmpty else { return nil }
+        do {
+            _ = try URLBuilder.makeURL("", baseURL: base, parameters: [:], encoding: .default)
+            return nil
+        } catch {
+            guard case .invalidRequest(let reason) = error else { return "baseURL \"\(base)\" cannot be used: \(error)" }
+            switch reason {
+            case .invalidValue(_, let why): return "baseURL \"\(base)\" has an unusable port: \(why)"
+            default: return "baseURL \"\(base)\" cannot be used: \(reason)"
+            }
+        }
     }
 
     /// A request's own settings, and the group's timeout and deadline it inherits:
