@@ -220,6 +220,8 @@ SSE_SCRIPTS = {
         (b"retry: 1500\r\ndata: a\r\ndata: b\r\n\r\n", 0.02),
         (b"retry: 12x\r\ndata: c\r\n\r\n", 0),
     ],
+    # One event of 40 short data lines (4 KB of data, no line over 106 bytes), then a small one.
+    "many-lines": [(b"data: " + b"x" * 100 + b"\n", 0)] * 40 + [(b"\ndata: small\n\n", 0)],
     # Events forever, 50 ms apart: cancelled mid-stream.
     "endless": [(b"data: tick\n\n", 0.05)] * 2000,
 }

@@ -112,6 +112,23 @@ final class ProgressLog: Sendable {
         }
     }
 
+    /// The body goes up before the answer comes down, and progress says so in that order: every
+    /// upload step, the last (the whole body) included, before the first download step.
+    @Test(arguments: TransportKind.all)
+    func uploadProgressEndsBeforeDownloadProgressBegins(over transport: TransportKind) async throws {
+        let client = transport.client(try TestServers.httpbin())
+        let body = TestPattern.bytes(1_000_000)
+        let (result, log) = await run(
+            client, Request<Data>("anything", method: .post, body: .data(body, contentType: "application/octet-stream")))
+        #expect(try result.get().statusCode == 200)
+        let directions = log.all.compactMap { if case .progress(let step) = $0 { step.direction } else { nil } }
+        let firstDownload = try #require(directions.firstIndex(of: .download))
+        let lastUpload = try #require(directions.lastIndex(of: .upload))
+        #expect(lastUpload < firstDownload, "\(directions)")
+        #expect(log.progress(.upload).last?.completedBytes == Int64(body.count))
+        #expect(log.progressPrecedesCompletion)
+    }
+
     /// A redirect's own body is not the caller's download: the count rises once, to the final
     /// response's length.
     @Test(arguments: TransportKind.all)

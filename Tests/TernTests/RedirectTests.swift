@@ -77,6 +77,29 @@ import TernStubs
         #expect(crossed.json["headers"]?["Cookie"] == nil)
     }
 
+    /// A port written out that is the scheme's default is the same origin as none written
+    /// (RFC 6454): `http://h/` and `http://h:80/` keep credentials, `http://h:443/` does not.
+    /// Tern follows redirects above the transport, so a stub transport sees every hop's headers.
+    @Test(arguments: [
+        ("http://api.test/v1", "http://api.test:80/next", true), ("https://api.test/v1", "https://api.test:443/next", true),
+        ("http://api.test:80/v1", "http://api.test/next", true), ("http://api.test/v1", "http://api.test:443/next", false),
+        ("https://api.test/v1", "https://api.test:80/next", false),
+    ])
+    func aDefaultPortWrittenOutIsTheSameOrigin(_ hop: (base: String, target: String, keeps: Bool)) async throws {
+        let stubs = StubTransport()
+        stubs.stub(.get("/v1/login"), .redirect(to: hop.target))
+        stubs.stub(.get("/next"), .json(["ok": true]))
+        let client = Client(baseURL: hop.base) {
+            $0.transport = stubs
+            $0.callbackQueue = .immediate
+        }
+        let response = try await client.send(Request<JSON>("login", headers: ["Authorization": "Bearer secret"]))
+        #expect(response.redirects.count == 1)
+        let next = try #require(stubs.received(.get("/next")).first)
+        #expect((next.value(forHTTPHeaderField: "Authorization") != nil) == hop.keeps, "\(hop)")
+        #expect(RedirectStage.sameOrigin(try #require(URL(string: hop.base)), try #require(URL(string: hop.target))) == hop.keeps)
+    }
+
     @Test func aLoopEndsWithTheTypedErrorAfterTheLimitCountedAtTheServer() async throws {
         let key = Fixture.uniqueKey("loop")
         let client = try client { $0.redirectPolicy.limit = 4 }

@@ -82,18 +82,21 @@ import Testing
             $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: situation == "beyond-max-delay" ? 5 : 3600)
             transport.configure(&$0)
         }
-        // "beyond-deadline-later": the first 503 asks for 0 s, the second for a day.
+        // "beyond-max-delay": a day, over the 5 s cap. "beyond-deadline": a minute, within the cap
+        // (3,600 s) but not within the 10 s left, so only the deadline refuses it;
+        // "beyond-deadline-later": the first 503 asks for 0 s, the second for that minute.
+        let wait = situation == "beyond-max-delay" ? 86400 : 60
         let extra: Parameters =
-            situation == "beyond-deadline-later" ? ["retry_after": 0, "then_retry_after": 86400] : ["retry_after": 86400]
+            situation == "beyond-deadline-later" ? ["retry_after": 0, "then_retry_after": wait] : ["retry_after": wait]
         // No time bound: a wait into the deadline would end as .timedOut, a capped wait would
-        // make another attempt; either fails the checks below. Waiting out a day's Retry-After
+        // make another attempt; either fails the checks below. Waiting out the Retry-After
         // ends the test after 30 s instead.
         let outcomes = Outcomes()
         let handle = client.send(flaky(key, fail: 5, extra)) { outcomes.record(0, $0) }
         await outcomes.wait(for: 1, seconds: 30)
         handle.cancel()
         let error = try #require(outcomes.of(0).first?.failure)
-        #expect(error.statusCode == 503 && error.responseHeader("Retry-After") == "86400", "\(error)")
+        #expect(error.statusCode == 503 && error.responseHeader("Retry-After") == "\(wait)", "\(error)")
         let attempts = situation == "beyond-deadline-later" ? 2 : 1
         #expect(error.attempts == (attempts > 1 ? attempts : nil))
         #expect(try await Fixture.count(key) == attempts)

@@ -94,6 +94,24 @@ import Testing
         #expect(bytes <= Self.limit)
     }
 
+    /// An event's bound counts the data it has collected, not only its current line: 40 lines
+    /// of 100 bytes pass a 1 KB bound line by line, not as one event.
+    @Test(arguments: TransportKind.all)
+    func anEventOfManyShortLinesStopsAtItsBound(over transport: TransportKind) async throws {
+        var events = try Self.client(over: transport).stream(Request<Data>("sse", query: ["script": "many-lines"])).events
+        events.maximumEventSize = 1024
+        var received: [ServerSentEvent] = []
+        await #expect(throws: TernError.responseTooLarge(limit: 1024)) {
+            for try await event in events { received.append(event) }
+        }
+        #expect(received.count == 0)
+        // With room for it, the same stream gives both events.
+        events.maximumEventSize = 8192
+        received = []
+        for try await event in events { received.append(event) }
+        #expect(received.map(\.data.count) == [40 * 100 + 39, 5])
+    }
+
     /// With the request's limit lifted, a line or an event without end still stops at its own
     /// bound (1 MB by default, or the reader's).
     @Test(arguments: TransportKind.all)

@@ -90,7 +90,7 @@ import Testing
 
     /// A MIME type with CR, LF or NUL would add its own header to the part: refused before
     /// anything is sent, naming the part, whether the part is in memory or a file.
-    @Test(arguments: TransportKind.all, ["text/plain\r\nX-Injected: yes", "text/plain\nX: y", "text/plain\0"])
+    @Test(arguments: TransportKind.all, ["text/plain\r\nX-Injected: yes", "text/plain\nX: y", "text/plain\rX: y", "text/plain\0"])
     func aMIMETypeThatWouldEndItsHeaderLineIsRefused(over transport: TransportKind, mimeType: String) async throws {
         let folder = try Transfers.scratch("upload-mime")
         defer { Transfers.clean(folder) }
