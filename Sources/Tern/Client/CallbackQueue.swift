@@ -3,13 +3,15 @@ import Foundation
 /// Where a closure or delegate callback runs.
 /// Thread safety: a value type, safe to share.
 public enum CallbackQueue: Sendable {
-    /// The main queue; runs at once when already on the main thread (AFNetworking's
-    /// `dispatch_main_async_safe`), else asynchronously. The default.
+    /// The main queue; runs at once when the request ends on the main thread (AFNetworking's
+    /// `dispatch_main_async_safe`), else asynchronously; never inside a call of Tern's (`send`,
+    /// `cancel`). The default.
     case main
     /// A queue of your choice, always asynchronously.
     case queue(DispatchQueue)
-    /// Whatever thread finished the request (a transport or timer thread): no hop at all.
-    /// For callers that do their own hopping, and for benchmarks.
+    /// Whatever thread finished the request (a transport or timer thread): no hop at all. A
+    /// request that ends inside a call of Tern's (`send`, `cancel`) is delivered on a global queue
+    /// after that call returns. For callers that do their own hopping, and for benchmarks.
     case immediate
 
     /// Runs `work` on this queue: inline when already there (main) or when `.immediate`.

@@ -1,11 +1,35 @@
 import Foundation
 
-/// `localizedDescription` (what an alert, a log line or SwiftUI's `.alert(isPresented:error:)`
-/// shows) is the error's one-line `description`, redacted; `recoverySuggestion` says what the user
+/// `localizedDescription` (what an alert or SwiftUI's `.alert(isPresented:error:)` shows) is a
+/// short sentence a user may read: it never holds a server's body, a URL or a decoder's debug
+/// text. The details a developer needs are in `failureReason`, `description` and
+/// `debugDescription` (the same redacted line), for logs. `recoverySuggestion` says what the user
 /// or the app can do, where something helps.
 extension TernError: LocalizedError {
-    /// The one-line description, redacted (the same as `description`).
-    public var errorDescription: String? { description }
+    /// A short sentence for users: what went wrong, without the server's text or the URL.
+    public var errorDescription: String? {
+        switch self {
+        case .invalidRequest, .unsupportedConfiguration: "The request could not be made."
+        case .transport(let error): Self.userMessage(for: error.code)
+        case .timedOut: "The server did not respond in time."
+        case .deadlineExceeded: "The request took too long."
+        case .unacceptableStatus(let code, _, _, _): Self.userMessage(forStatus: code)
+        case .unacceptableContentType, .decoding: "The server's response could not be read."
+        case .cancelled: "The request was cancelled."
+        case .clientInvalidated: "The request could not be sent."
+        case .cacheMiss: "This content is not available offline."
+        case .redirectFailed: "The server sent the request somewhere it cannot go."
+        case .rejected(_, let error): (error as? LocalizedError)?.errorDescription ?? "The request could not be completed."
+        case .responseTooLarge: "The server's response is too large."
+        case .business(let code, let message, _): message.isEmpty ? "The server refused the request (code \(code))." : message
+        case .failedAfterRetries(_, let last): last.errorDescription
+        case .pinningFailed: "The server's identity could not be verified."
+        }
+    }
+
+    /// The one-line technical description, redacted (the same as `description`): the status and
+    /// the request line, the start of the body, the transport's error, for logs.
+    public var failureReason: String? { description }
 
     /// What to do about it, where something helps; nil otherwise.
     public var recoverySuggestion: String? {
@@ -46,71 +70,5 @@ extension TernError: LocalizedError {
             .unsupportedConfiguration:
             return nil
         }
-    }
-
-    /// The reason phrase of a status code (RFC 9110 and common extensions), nil for other codes.
-    static func reasonPhrase(_ code: Int) -> String? {
-        reasonPhrases[code]
-    }
-
-    private static let reasonPhrases: [Int: String] = [
-        300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-        305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
-        400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-        405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
-        409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
-        414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
-        421: "Misdirected Request", 422: "Unprocessable Content", 425: "Too Early", 426: "Upgrade Required",
-        428: "Precondition Required", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
-        451: "Unavailable For Legal Reasons",
-        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
-        504: "Gateway Timeout", 505: "HTTP Version Not Supported", 507: "Insufficient Storage",
-        511: "Network Authentication Required",
-    ]
-
-    /// The name of a `URLError` code as Foundation spells it (`cannotConnectToHost` for -1004).
-    static func name(of code: URLError.Code) -> String {
-        urlErrorNames[code.rawValue] ?? "code \(code.rawValue)"
-    }
-
-    private static let urlErrorNames: [Int: String] = [
-        -1: "unknown", -999: "cancelled", -1000: "badURL", -1001: "timedOut", -1002: "unsupportedURL",
-        -1003: "cannotFindHost", -1004: "cannotConnectToHost", -1005: "networkConnectionLost", -1006: "dnsLookupFailed",
-        -1007: "httpTooManyRedirects", -1008: "resourceUnavailable", -1009: "notConnectedToInternet",
-        -1010: "redirectToNonExistentLocation", -1011: "badServerResponse", -1012: "userCancelledAuthentication",
-        -1013: "userAuthenticationRequired", -1014: "zeroByteResource", -1015: "cannotDecodeRawData",
-        -1016: "cannotDecodeContentData", -1017: "cannotParseResponse", -1018: "internationalRoamingOff",
-        -1019: "callIsActive", -1020: "dataNotAllowed", -1021: "requestBodyStreamExhausted",
-        -1022: "appTransportSecurityRequiresSecureConnection", -1100: "fileDoesNotExist", -1101: "fileIsDirectory",
-        -1102: "noPermissionsToReadFile", -1103: "dataLengthExceedsMaximum", -1200: "secureConnectionFailed",
-        -1201: "serverCertificateHasBadDate", -1202: "serverCertificateUntrusted", -1203: "serverCertificateHasUnknownRoot",
-        -1204: "serverCertificateNotYetValid", -1205: "clientCertificateRejected", -1206: "clientCertificateRequired",
-        -2000: "cannotLoadFromNetwork", -3000: "cannotCreateFile", -3001: "cannotOpenFile", -3002: "cannotCloseFile",
-        -3003: "cannotWriteToFile", -3004: "cannotRemoveFile", -3005: "cannotMoveFile",
-        -3006: "downloadDecodingFailedMidStream", -3007: "downloadDecodingFailedToComplete",
-    ]
-}
-
-/// The method and URL of a request, as a failure names them: `GET https://api.example.com/v1/cities`
-/// (the URL redacted by `Redaction.shared`, as every description is).
-/// Thread safety: a value type, safe to share.
-public struct RequestLine: Sendable, Equatable, CustomStringConvertible {
-    /// The request's method, `GET` say.
-    public var method: String
-    /// The URL that answered (the last one, after redirects); nil when unknown.
-    public var url: URL?
-
-    /// Creates a request line.
-    public init(method: String, url: URL?) {
-        self.method = method
-        self.url = url
-    }
-
-    /// A request line that says nothing: the default for errors made by hand.
-    public static let unknown = RequestLine(method: "", url: nil)
-
-    /// `METHOD URL`, the URL redacted.
-    public var description: String {
-        "\(method) \(url.map { Redaction.shared.url($0) } ?? "(no URL)")"
     }
 }

@@ -18,16 +18,18 @@ extension Call {
         }
     }
 
-    /// Runs the completion with `result` on the callback queue, if `claim` allows.
-    private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim) {
+    /// Runs the completion with `result` on the callback queue, if `claim` allows; `later`: never
+    /// inline, even on that queue (the caller is inside one of Tern's calls).
+    private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, later: Bool = false) {
         core.progress?.flush()  // the last counts first, then the completion
         if case .claimed = claim { reportFinished(result) }
         let handle = retainedHandle
-        if case .immediate = queue, !core.isInsideSend {
+        let later = later || core.isInsideSend
+        if case .immediate = queue, !later {
             return complete(result, claim: claim, handle: handle)  // here and now: no closure to make
         }
         let work: @Sendable () -> Void = { [self] in complete(result, claim: claim, handle: handle) }
-        if core.isInsideSend { queue.performLater(work) } else { queue.perform(work) }
+        if later { queue.performLater(work) } else { queue.perform(work) }
     }
 
     /// Calls the completion, on the callback queue: at once for a result already claimed, else
@@ -46,9 +48,11 @@ extension Call {
         }
     }
 
-    /// Delivers an error that ended the request early (cancel, timeout).
+    /// Delivers an error that ended the request early (cancel, timeout). A cancel comes from a
+    /// caller's own call (`cancel`, `cancel(tag:)`, a newer request, an owner's `deinit`): its
+    /// callback runs after that call returns, never inside it, whatever the queue.
     func deliverEarly(_ error: TernError) {
-        deliver(.failure(error), claim: .claimed)
+        hand(.failure(error), claim: .claimed, later: error.isCancelled)
     }
 
     /// A request that failed inside `send`: its callback runs after `send` returns.
