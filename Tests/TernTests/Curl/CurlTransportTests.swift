@@ -177,6 +177,8 @@ import Testing
         }
         try await Task.sleep(milliseconds: 100)
         handle.cancel()
+        // The callback runs just after `cancel` returns, never inside it.
+        for _ in 0..<100 where ended.count == 0 { try await Task.sleep(milliseconds: 10) }
         #expect(ended.count == 1 && outcome.withLock { $0 } == .cancelled(.explicit))
         // 300 requests, every third cancelled at once: each ends exactly once.
         let outcomes = Outcomes()

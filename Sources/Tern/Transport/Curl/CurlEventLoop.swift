@@ -108,7 +108,7 @@ final class CurlEventLoop: @unchecked Sendable {
     func run() {
         var stillRunning: Int32 = 0
         while true {
-            let (submissions, cancels, pauses, jobs, stopping) = inbox.withLock { inbox in
+            var (submissions, cancels, pauses, jobs, stopping) = inbox.withLock { inbox in
                 defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.jobs = []; inbox.sleeping = false }
                 return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.jobs, inbox.stopping)
             }
@@ -138,6 +138,9 @@ final class CurlEventLoop: @unchecked Sendable {
                 for job in jobs { job.runSynchronously(on: loopExecutor) }
                 driver.lock()
             }
+            // Nothing taken from the inbox outlives this turn: an exchange that ended in it must
+            // not be kept (with what its request captured) through the idle wait below.
+            (submissions, cancels, pauses, jobs) = ([], [], [], [])
             _ = curl.multiPerform(multi, &stillRunning)
             var queued: Int32 = 0
             while let message = curl.multiInfoRead(multi, &queued) {

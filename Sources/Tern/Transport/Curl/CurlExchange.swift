@@ -21,7 +21,9 @@ import Foundation
 final class CurlExchange: @unchecked Sendable {
     let id: UInt64
     let request: TransportRequest
-    private let deliver: @Sendable (TransportEvent) -> Void
+    /// Where events go; dropped with the last one (`.completed`), so that the request's closures,
+    /// and what they captured, are not kept by whatever still holds the exchange.
+    private var deliver: (@Sendable (TransportEvent) -> Void)?
     /// Events kept back while a caller's thread drives libcurl (`holdEvents`), for the loop thread
     /// to deliver; nil when events go out as they come. `pausedWhileHeld`: that thread refused
     /// body bytes (`write` paused the transfer), for the loop to take. `decodesBody`: the head
@@ -347,7 +349,12 @@ final class CurlExchange: @unchecked Sendable {
     // MARK: Events
 
     private func events(_ event: TransportEvent) {
-        if held != nil { held?.append(event) } else { deliver(event) }
+        if held != nil { held?.append(event) } else { send(event) }
+    }
+
+    private func send(_ event: TransportEvent) {
+        deliver?(event)
+        if case .completed = event { deliver = nil }
     }
 
     /// Keeps events back from now on: a caller's thread is about to drive libcurl.
@@ -366,7 +373,7 @@ final class CurlExchange: @unchecked Sendable {
     func releaseEvents(curl: LibCurl) {
         guard let kept = held else { return }
         held = nil
-        kept.forEach(deliver)
+        kept.forEach(send)
         guard pausedWhileHeld else { return }
         pausedWhileHeld = false
         if let easy { _ = curl.easyPause(easy, LibCurl.pauseNothing) }
