@@ -8,6 +8,11 @@ import Foundation
 /// on Linux), and, for streamed exchanges, routes each task's response, data and completion by
 /// task identifier. After `invalidate()` it creates no more tasks (creating one on an invalidated
 /// session crashes on Linux) and `start` returns nil.
+///
+/// Tasks are created and resumed on a serial queue of the transport's, never on the caller's
+/// thread: FoundationNetworking creates and resumes a task with a synchronous call onto the
+/// session's work queue, which a cancelled large download or a gzip bomb still being inflated keeps
+/// busy for seconds, so `start` (and a caller's `send`) would wait that long.
 /// Thread safety: safe to use from any thread.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
@@ -15,6 +20,8 @@ public final class URLSessionTransport: Transport {
     private let delivery: Delivery
     private let delegateQueue: DelegateQueue
     private let isInvalidated = Locked(false)
+    /// Where tasks are created and resumed, and the session invalidated, in order.
+    private let starter = DispatchQueue(label: "Tern.URLSessionTransport.start", qos: .userInitiated)
 
     /// Creates a transport with its own session.
     /// - Parameters:
@@ -66,42 +73,51 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
-    /// Starts a data (or upload-from-file) task for `request`; nil once invalidated.
+    /// Starts a data (or upload-from-file) task for `request`; nil once invalidated. Returns at
+    /// once: the task is created and resumed on the transport's queue.
     public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        guard !isInvalidated.withLock({ $0 }) else { return nil }
+        let handle = SessionTask(delegate: delegate, queue: delegateQueue)
+        starter.async { [self] in launch(request, events: events, as: handle) }
+        return handle
+    }
+
+    /// Creates, registers and resumes the task of `request` (on `starter`). An exchange cancelled
+    /// or a session invalidated before then ends with `URLError(.cancelled)` and makes no task.
+    private func launch(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void, as handle: SessionTask) {
+        // Invalidation happens on this queue too: no task is ever made on a dead session.
+        guard !isInvalidated.withLock({ $0 }), !handle.isCancelled else { return events(.completed(URLError(.cancelled))) }
         var urlRequest = request.urlRequest
         urlRequest.timeoutInterval = Platform.sessionTimeout(forDeadline: urlRequest.timeoutInterval)
         var streamed = request.streamsBody || delivery == .streamed
         if case .file = request.destination { streamed = true }
-        let task: URLSessionTask? = isInvalidated.withLock { invalidated in
-            // Creating the task under the lock `invalidate()` takes: no task on a dead session.
-            guard !invalidated else { return nil }
-            let task: URLSessionTask
-            if streamed {
-                task = makeTask(urlRequest, body: request.body, completion: nil)
-            } else {
-                let slot = TaskSlot()
-                let limit: Int? = if case .memory(let limit) = request.destination { limit } else { nil }
-                task = makeTask(urlRequest, body: request.body) { [weak self, delegate] data, response, error in
-                    let (refusedChallenge, failure) = slot.task.map { delegate.unregisterBuffered($0) } ?? (false, nil)
-                    if refusedChallenge, Self.isIdempotent(request.urlRequest), let self {
-                        // URLSession drops the body of a buffered task whose challenge was
-                        // refused; the same request, streamed, keeps it (refused the same way).
-                        var streamed = request
-                        streamed.streamsBody = true
-                        if self.start(streamed, events: events) != nil { return }
-                    }
-                    Self.deliver(
-                        data: data, response: refusedChallenge ? slot.task?.response : response,
-                        error: refusedChallenge ? nil : failure ?? error, limit: limit, to: events)
+        let task: URLSessionTask
+        if streamed {
+            task = makeTask(urlRequest, body: request.body, completion: nil)
+        } else {
+            let slot = TaskSlot()
+            let limit: Int? = if case .memory(let limit) = request.destination { limit } else { nil }
+            task = makeTask(urlRequest, body: request.body) { [weak self, delegate] data, response, error in
+                let (refusedChallenge, failure) = slot.task.map { delegate.unregisterBuffered($0) } ?? (false, nil)
+                if refusedChallenge, Self.isIdempotent(request.urlRequest), let self {
+                    // URLSession drops the body of a buffered task whose challenge was
+                    // refused; the same request, streamed, keeps it (refused the same way).
+                    var again = request
+                    again.streamsBody = true
+                    return self.starter.async { [again] in self.launch(again, events: events, as: handle) }
                 }
-                slot.task = task
+                Self.deliver(
+                    data: data, response: refusedChallenge ? slot.task?.response : response,
+                    error: refusedChallenge ? nil : failure ?? error, limit: limit, to: events)
             }
-            delegate.register(task, for: request, isStreamed: streamed, events: events)
-            return task
+            slot.task = task
         }
-        guard let task else { return nil }
-        task.resume()
-        return SessionTask(task: task, delegate: delegate, queue: delegateQueue)
+        delegate.register(task, for: request, isStreamed: streamed, events: events)
+        switch handle.attach(task) {
+        case .run: task.resume()
+        case .held: break  // suspended meanwhile: its `resume()` starts it
+        case .cancelled: delegate.cancel(task)  // ends it without a request
+        }
     }
 
     private typealias Completion = @Sendable (Data?, URLResponse?, (any Error)?) -> Void
@@ -151,22 +167,68 @@ public final class URLSessionTransport: Transport {
             return invalidated
         }
         guard !wasInvalidated else { return }
-        // Cancelled one by one through the delegate (never inside a redirect answer), then the
-        // session is let go once they have ended.
-        delegate.cancelAll()
-        session.finishTasksAndInvalidate()
+        // After the tasks already being made: cancelled one by one through the delegate (never
+        // inside a redirect answer), then the session is let go once they have ended.
+        starter.async { [delegate, session] in
+            delegate.cancelAll()
+            session.finishTasksAndInvalidate()
+        }
     }
 }
 
-/// A URLSession task behind the `TransportTask` seam; cancelled through the delegate.
-private struct SessionTask: TransportTask {
-    let task: URLSessionTask
+/// A URLSession task behind the `TransportTask` seam, made on the transport's queue after
+/// `start` returned (a restarted exchange replaces it); cancelled through the delegate.
+// Sendable: `state` is behind its lock; the rest is immutable.
+private final class SessionTask: TransportTask, @unchecked Sendable {
+    private struct State {
+        var task: URLSessionTask?
+        var isCancelled = false
+        var isSuspended = false
+    }
+
+    private let state = Locked(State())
     let delegate: SessionDelegate
     let queue: DelegateQueue
-    func cancel() { delegate.cancel(task) }
+
+    init(delegate: SessionDelegate, queue: DelegateQueue) {
+        self.delegate = delegate
+        self.queue = queue
+    }
+
+    /// Whether `cancel()` was called.
+    var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    /// What becomes of a task just made for the exchange.
+    enum Start { case run, held, cancelled }
+
+    /// Takes `task` as the exchange's task: it runs, waits for `resume()` (the exchange was
+    /// suspended meanwhile), or is to be cancelled (the exchange was).
+    func attach(_ task: URLSessionTask) -> Start {
+        state.withLock { state in
+            state.task = task
+            return state.isCancelled ? .cancelled : state.isSuspended ? .held : .run
+        }
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> URLSessionTask? in
+            state.isCancelled = true
+            return state.task
+        }
+        if let task { delegate.cancel(task) }
+    }
+
     // Not on Linux, where a resumed task starts its request over (see `Platform.pausesTasks`).
-    func suspend() { if Platform.pausesTasks { task.suspend() } }
-    func resume() { if Platform.pausesTasks { task.resume() } }
+    func suspend() {
+        guard Platform.pausesTasks else { return }
+        state.withLock { $0.isSuspended = true; return $0.task }?.suspend()
+    }
+
+    func resume() {
+        guard Platform.pausesTasks else { return }
+        state.withLock { $0.isSuspended = false; return $0.task }?.resume()
+    }
+
     /// Behind the work URLSession has queued on Dispatch's global threads (reading what arrived),
     /// then behind the delegate callbacks that work queued: on Linux both share the few threads
     /// of Swift's tasks, which a busy process can hold for longer than an idle timeout.
