@@ -59,7 +59,8 @@ extension Client {
         return cancel { core in core.url.map { RequestIdentity.canonical($0, keepingQuery: keepingQuery) } == key }
     }
 
-    /// Cancels every request in flight that carries `tag`.
+    /// Cancels every request in flight that carries `tag`. Their `.cancelled` callbacks run after
+    /// this returns, never inside it.
     /// - Returns: How many requests were cancelled.
     @discardableResult
     public func cancel(tag: String) -> Int {

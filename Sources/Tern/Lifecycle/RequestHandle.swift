@@ -57,7 +57,8 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// `GET https://… #id (phase)`.
     public var description: String { "\(method) \(url == nil ? "(invalid URL)" : Redaction.shared.url(url)) #\(id) (\(phase))" }
 
-    /// Cancels the request. Idempotent; a no-op once it has finished.
+    /// Cancels the request. Idempotent; a no-op once it has finished. Its `.cancelled` callback
+    /// runs after this returns, never inside it, even when called on the callback's queue.
     public func cancel() {
         core.cancel(.explicit)
     }
