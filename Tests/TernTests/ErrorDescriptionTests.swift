@@ -59,8 +59,12 @@ import Testing
         let body = Data("<!DOCTYPE html><html><body>Internal error at /srv/app.py line 12</body></html>".utf8)
         let errors: [TernError] = [
             .invalidRequest(.emptyURL), .transport(URLError(.notConnectedToInternet)), .timedOut(after: 2),
-            .deadlineExceeded(after: 5), .unacceptableStatus(code: 500, body: body, headers: [:], request: .init(method: "GET", url: URL(string: "https://api.example.com/v1/me?token=abc"))),
-            .unacceptableContentType("text/html", body: body), .decoding(description: "keyNotFound(CodingKeys(stringValue: \"id\"))", body: body),
+            .deadlineExceeded(after: 5),
+            .unacceptableStatus(
+                code: 500, body: body, headers: [:],
+                request: .init(method: "GET", url: URL(string: "https://api.example.com/v1/me?token=abc"))),
+            .unacceptableContentType("text/html", body: body),
+            .decoding(description: "keyNotFound(CodingKeys(stringValue: \"id\"))", body: body),
             .cancelled(.superseded), .clientInvalidated, .cacheMiss(url: URL(string: "https://api.example.com/v1/me")),
             .redirectFailed(.tooMany(limit: 10, url: URL(string: "https://api.example.com/loop")!)),
             .rejected(by: "AuthRule", error: Rule()), .responseTooLarge(limit: 10), .business(code: 7, message: "", body: body),

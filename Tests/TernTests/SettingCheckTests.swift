@@ -42,10 +42,12 @@ import Testing
 
     /// A base URL that no request could use is the client's mistake: `configurationError`, as
     /// for its timeouts and limits, and every request fails with it, absolute URLs included.
-    @Test(arguments: TransportKind.all, [
-        ("http://127.0.0.1:0/v1", "port"), ("http://127.0.0.1:99999/v1", "port"), ("http:///v1", "cannot be used"),
-        ("ftp://127.0.0.1/v1", "cannot be used"), ("not a url", "cannot be used"),
-    ])
+    @Test(
+        arguments: TransportKind.all,
+        [
+            ("http://127.0.0.1:0/v1", "port"), ("http://127.0.0.1:99999/v1", "port"), ("http:///v1", "cannot be used"),
+            ("ftp://127.0.0.1/v1", "cannot be used"), ("not a url", "cannot be used"),
+        ])
     func anUnusableBaseURLIsAConfigurationError(over transport: TransportKind, _ example: (base: String, reason: String)) async throws {
         let (base, reason) = example
         let client = transport.client(base)

@@ -220,13 +220,19 @@ private final class SessionTask: TransportTask, @unchecked Sendable {
 
     // Not on Linux, where a resumed task starts its request over (see `Platform.pausesTasks`).
     func suspend() {
-        guard Platform.pausesTasks else { return }
-        state.withLock { $0.isSuspended = true; return $0.task }?.suspend()
+        if Platform.pausesTasks { setSuspended(true)?.suspend() }
     }
 
     func resume() {
-        guard Platform.pausesTasks else { return }
-        state.withLock { $0.isSuspended = false; return $0.task }?.resume()
+        if Platform.pausesTasks { setSuspended(false)?.resume() }
+    }
+
+    /// Records whether the exchange is suspended; returns its task, if made.
+    private func setSuspended(_ suspended: Bool) -> URLSessionTask? {
+        state.withLock { state in
+            state.isSuspended = suspended
+            return state.task
+        }
     }
 
     /// Behind the work URLSession has queued on Dispatch's global threads (reading what arrived),

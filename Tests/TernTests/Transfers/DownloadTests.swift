@@ -294,7 +294,8 @@ import TernChildProcess
         // A partial file as long as the whole body (the process died before the rename).
         try TestPattern.bytes(1000).write(to: URL(fileURLWithPath: destination.path + ".terndownload"))
         let url = try TestServers.fixture() + "/download?key=\(key)&size=1000"
-        ResumeRecord(url: url, validator: "\"v1\"", isEntityTag: true).write(to: URL(fileURLWithPath: destination.path + ".terndownload.resume"))
+        ResumeRecord(url: url, validator: "\"v1\"", isEntityTag: true).write(
+            to: URL(fileURLWithPath: destination.path + ".terndownload.resume"))
         let response = try await Transfers.client().send(request)
         #expect(try await Transfers.stats(key).starts == [0])  // the 416 sends no body; then from 0
         #expect(response.value.size == 1000 && response.attempt == 2)

@@ -165,7 +165,9 @@ final class CurlExchange: @unchecked Sendable {
             curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
             curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
         }
-        guard let headers = settings.headerList(for: urlRequest, emptyBody: CurlSettings.sendsEmptyBody(method), curl: curl) else { return URLError(.cannotLoadFromNetwork) }
+        guard let headers = settings.headerList(for: urlRequest, emptyBody: CurlSettings.sendsEmptyBody(method), curl: curl) else {
+            return URLError(.cannotLoadFromNetwork)
+        }
         curl.set(easy, .acceptEncoding, headers.acceptEncoding)
         curl.set(easy, .httpHeader, UnsafeRawPointer(headers.list))
         headerList = headers

@@ -81,9 +81,11 @@ final class CurlHeaderList: @unchecked Sendable {
         acceptEncoding = encodingName.flatMap { fields.removeValue(forKey: $0) } ?? ""
         guard var list = curl.slistAppend(nil, "Expect:") else { return nil }
         // "Name:" drops a header libcurl adds; an empty value would too, so "Name;" sends it empty.
-        let lines = removing.map { "\($0):" } + fields.sorted(by: { $0.key < $1.key }).map { name, value in
-            value.isEmpty ? "\(name);" : "\(name): \(value)"
-        }
+        let lines =
+            removing.map { "\($0):" }
+            + fields.sorted(by: { $0.key < $1.key }).map { name, value in
+                value.isEmpty ? "\(name);" : "\(name): \(value)"
+            }
         for line in lines {
             guard let longer = curl.slistAppend(list, line) else {
                 curl.slistFreeAll(list)
