@@ -162,9 +162,12 @@ let client = Client(baseURL: options.baseURL) {
 
 let warmup = min(1_000, options.count / 10)
 var rssAfterWarmup = residentMegabytes()
+/// RSS every 10,000 requests sent: whether memory keeps growing, and by how much.
+var checkpoints: [(sent: Int, megabytes: Double)] = []
 let started = Date()
 for (index, job) in jobs.enumerated() {
     if index == warmup { rssAfterWarmup = residentMegabytes() }
+    if index > 0, index % 10_000 == 0 { checkpoints.append((index, residentMegabytes())) }
     window.wait()
     let canceller = cancellers[index % cancellers.count]
     if let runner {
@@ -204,5 +207,8 @@ print(
     "ended once: \(counts.count - missing - doubled), missing: \(missing), doubled: \(doubled), still registered: \(running), cache temp files left: \(leftovers)"
 )
 print(String(format: "RSS: %.1f MB after warm-up, %.1f MB at the end (+%.1f MB)", rssAfterWarmup, rss, rss - rssAfterWarmup))
+if !checkpoints.isEmpty {
+    print("RSS per 10,000 requests sent: " + checkpoints.map { String(format: "%dk %.1f", $0.sent / 1000, $0.megabytes) }.joined(separator: ", ") + " MB")
+}
 print("outcomes: " + kinds.withLock { $0 }.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 exit(missing == 0 && doubled == 0 && running == 0 && leftovers == 0 ? 0 : 1)

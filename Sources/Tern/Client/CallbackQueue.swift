@@ -27,14 +27,19 @@ public enum CallbackQueue: Sendable {
     }
 
     /// Runs `work` on this queue but never before the caller returns: for results produced inside
-    /// `send` itself, so a callback never runs before `send` has returned its handle.
+    /// `send` or `cancel`, so a callback never runs inside a call of Tern's.
     func performLater(_ work: @escaping @Sendable () -> Void) {
         switch self {
         case .main: DispatchQueue.main.async(execute: work)
         case .queue(let queue): queue.async(execute: work)
-        case .immediate: DispatchQueue.global().async(execute: work)
+        case .immediate: Self.deferred.async(execute: work)
         }
     }
+
+    /// Where `.immediate` work runs that must not run inline. A queue of Tern's own, not
+    /// Dispatch's global one: on Linux that one has about a thread per core, which callers
+    /// blocking in them (a semaphore, a synchronous wait) can hold for seconds.
+    private static let deferred = DispatchQueue(label: "Tern.CallbackQueue.deferred", attributes: .concurrent)
 }
 
 /// Tells whether the caller runs on the main queue.
