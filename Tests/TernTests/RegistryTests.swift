@@ -10,7 +10,11 @@ import Testing
         client = Client(baseURL: try TestServers.fixture()) { $0.callbackQueue = .immediate }
     }
 
-    func slow(_ key: String, _ extra: Parameters = [:], seconds: Double = 3) -> Request<JSON> {
+    /// A request the fixture answers after `seconds`: long enough by default that one still
+    /// running is not mistaken for one that finished, even when a loaded parallel pass resumes a
+    /// waiting test seconds late (cancelled callbacks come after `cancel` returns, so the test
+    /// waits for them).
+    func slow(_ key: String, _ extra: Parameters = [:], seconds: Double = 10) -> Request<JSON> {
         Request<JSON>("counted", query: ["key": key, "seconds": seconds].merging(extra) { $1 })
     }
 
@@ -49,7 +53,7 @@ import Testing
         let outcomes = Outcomes()
         client.send(slow(key, ["page": 1])) { outcomes.record(0, $0) }
         client.send(slow(key, ["page": 2])) { outcomes.record(1, $0) }
-        let cancelled = client.cancel(url: "counted?page=1&seconds=3.0&key=\(key)")
+        let cancelled = client.cancel(url: "counted?page=1&seconds=10.0&key=\(key)")
         #expect(cancelled == 1)
         await outcomes.wait(for: 1, seconds: 1)
         #expect(outcomes.of(0).first?.failure == .cancelled(.explicit))
