@@ -208,7 +208,8 @@ print(
 )
 print(String(format: "RSS: %.1f MB after warm-up, %.1f MB at the end (+%.1f MB)", rssAfterWarmup, rss, rss - rssAfterWarmup))
 if !checkpoints.isEmpty {
-    print("RSS per 10,000 requests sent: " + checkpoints.map { String(format: "%dk %.1f", $0.sent / 1000, $0.megabytes) }.joined(separator: ", ") + " MB")
+    let points = checkpoints.map { String(format: "%dk %.1f", $0.sent / 1000, $0.megabytes) }
+    print("RSS per 10,000 requests sent: " + points.joined(separator: ", ") + " MB")
 }
 print("outcomes: " + kinds.withLock { $0 }.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 exit(missing == 0 && doubled == 0 && running == 0 && leftovers == 0 ? 0 : 1)

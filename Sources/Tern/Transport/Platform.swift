@@ -14,6 +14,19 @@ enum Platform {
         #endif
     }
 
+    /// Whether creating or resuming a task can wait for the session's own work. On Linux
+    /// FoundationNetworking does both with a synchronous call onto the session's work queue, which
+    /// a cancelled large download or a gzip bomb still being inflated keeps busy for seconds; so
+    /// tasks are made on a queue of the transport's there, never on the caller's thread. Apple's
+    /// URLSession returns at once, and makes them where they are asked for.
+    static var waitsToStartTasks: Bool {
+        #if canImport(Darwin)
+        false
+        #else
+        true
+        #endif
+    }
+
     /// The idle timeout to give URLSession for a request whose idle timeout is `seconds`.
     ///
     /// Linux truncates `timeoutInterval` to whole seconds (0.5 s fires at once, 1.5 s after 1 s),

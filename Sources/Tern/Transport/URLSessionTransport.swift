@@ -9,10 +9,10 @@ import Foundation
 /// task identifier. After `invalidate()` it creates no more tasks (creating one on an invalidated
 /// session crashes on Linux) and `start` returns nil.
 ///
-/// Tasks are created and resumed on a serial queue of the transport's, never on the caller's
-/// thread: FoundationNetworking creates and resumes a task with a synchronous call onto the
-/// session's work queue, which a cancelled large download or a gzip bomb still being inflated keeps
-/// busy for seconds, so `start` (and a caller's `send`) would wait that long.
+/// On Linux tasks are created and resumed on a serial queue of the transport's, never on the
+/// caller's thread: FoundationNetworking creates and resumes a task with a synchronous call onto
+/// the session's work queue, which a cancelled large download or a gzip bomb still being inflated
+/// keeps busy for seconds, so `start` (and a caller's `send`) would wait that long.
 /// Thread safety: safe to use from any thread.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
@@ -20,7 +20,8 @@ public final class URLSessionTransport: Transport {
     private let delivery: Delivery
     private let delegateQueue: DelegateQueue
     private let isInvalidated = Locked(false)
-    /// Where tasks are created and resumed, and the session invalidated, in order.
+    /// Where tasks are created and resumed, and the session invalidated, in order, where that can
+    /// wait (`Platform.waitsToStartTasks`).
     private let starter = DispatchQueue(label: "Tern.URLSessionTransport.start", qos: .userInitiated)
 
     /// Creates a transport with its own session.
@@ -74,19 +75,34 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Starts a data (or upload-from-file) task for `request`; nil once invalidated. Returns at
-    /// once: the task is created and resumed on the transport's queue.
+    /// once: on Linux the task is created and resumed on the transport's queue.
     public func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
-        guard !isInvalidated.withLock({ $0 }) else { return nil }
         let handle = SessionTask(delegate: delegate, queue: delegateQueue)
-        starter.async { [self] in launch(request, events: events, as: handle) }
-        return handle
+        return begin(request, events: events, as: handle) ? handle : nil
     }
 
-    /// Creates, registers and resumes the task of `request` (on `starter`). An exchange cancelled
-    /// or a session invalidated before then ends with `URLError(.cancelled)` and makes no task.
+    /// Has the task of `request` made for `handle`; false once invalidated. No task is ever made
+    /// on an invalidated session (that crashes): where tasks are made on `starter`, invalidation
+    /// runs there too, after them; elsewhere they are made under the lock `invalidate()` takes.
+    private func begin(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void, as handle: SessionTask) -> Bool {
+        guard Platform.waitsToStartTasks else {
+            return isInvalidated.withLock { invalidated in
+                if !invalidated { launch(request, events: events, as: handle) }
+                return !invalidated
+            }
+        }
+        guard !isInvalidated.withLock({ $0 }) else { return false }
+        starter.async { [self] in
+            guard !isInvalidated.withLock({ $0 }) else { return events(.completed(URLError(.cancelled))) }
+            launch(request, events: events, as: handle)
+        }
+        return true
+    }
+
+    /// Creates, registers and resumes the task of `request`. An exchange cancelled before then
+    /// ends with `URLError(.cancelled)` and makes no request.
     private func launch(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void, as handle: SessionTask) {
-        // Invalidation happens on this queue too: no task is ever made on a dead session.
-        guard !isInvalidated.withLock({ $0 }), !handle.isCancelled else { return events(.completed(URLError(.cancelled))) }
+        guard !handle.isCancelled else { return events(.completed(URLError(.cancelled))) }
         var urlRequest = request.urlRequest
         urlRequest.timeoutInterval = Platform.sessionTimeout(forDeadline: urlRequest.timeoutInterval)
         var streamed = request.streamsBody || delivery == .streamed
@@ -104,7 +120,7 @@ public final class URLSessionTransport: Transport {
                     // refused; the same request, streamed, keeps it (refused the same way).
                     var again = request
                     again.streamsBody = true
-                    return self.starter.async { [again] in self.launch(again, events: events, as: handle) }
+                    if self.begin(again, events: events, as: handle) { return }
                 }
                 Self.deliver(
                     data: data, response: refusedChallenge ? slot.task?.response : response,
@@ -167,12 +183,13 @@ public final class URLSessionTransport: Transport {
             return invalidated
         }
         guard !wasInvalidated else { return }
-        // After the tasks already being made: cancelled one by one through the delegate (never
-        // inside a redirect answer), then the session is let go once they have ended.
-        starter.async { [delegate, session] in
+        // Cancelled one by one through the delegate (never inside a redirect answer), then the
+        // session is let go once they have ended; after the tasks already being made.
+        let end = { @Sendable [delegate, session] in
             delegate.cancelAll()
             session.finishTasksAndInvalidate()
         }
+        if Platform.waitsToStartTasks { starter.async(execute: end) } else { end() }
     }
 }
 
