@@ -81,7 +81,10 @@ import Testing
         }
         #expect(TernError.rejected(by: "AuthRule", error: Rule()).localizedDescription == "Please sign in again.")
         #expect(TernError.business(code: 7, message: "余额不足", body: body).localizedDescription == "余额不足")
+        // Why a request was cancelled is in its description.
         #expect(TernError.cancelled(.superseded).description.contains("a newer identical request replaced it"))
+        #expect(TernError.cancelled(.ownerReleased).description.contains("its owner was deallocated"))
+        #expect(TernError.cancelled(.explicit).description.contains("cancelled by the app"))
         #expect(TernError.unacceptableStatus(code: 299, body: Data(), headers: [:]).description == "HTTP status 299")
         let retried = TernError.failedAfterRetries(attempts: 3, last: .unacceptableStatus(code: 500, body: Data(), headers: [:]))
         #expect(retried.recoverySuggestion == "The server had a problem; try again later.")

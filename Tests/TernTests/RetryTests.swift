@@ -78,22 +78,23 @@ import Testing
         let key = Fixture.uniqueKey("retry-after-\(situation)")
         let client = try Client(baseURL: TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.deadline = situation == "beyond-max-delay" ? nil : 10  // 10 s: a loaded parallel pass took 2 s to answer
+            // 30 s: a loaded parallel pass took 2 s to answer, and over 10 s under ThreadSanitizer.
+            $0.deadline = situation == "beyond-max-delay" ? nil : 30
             $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: situation == "beyond-max-delay" ? 5 : 3600)
             transport.configure(&$0)
         }
-        // "beyond-max-delay": a day, over the 5 s cap. "beyond-deadline": a minute, within the cap
-        // (3,600 s) but not within the 10 s left, so only the deadline refuses it;
-        // "beyond-deadline-later": the first 503 asks for 0 s, the second for that minute.
-        let wait = situation == "beyond-max-delay" ? 86400 : 60
+        // "beyond-max-delay": a day, over the 5 s cap. "beyond-deadline": two minutes, within the
+        // cap (3,600 s) but not within the 30 s left, so only the deadline refuses it;
+        // "beyond-deadline-later": the first 503 asks for 0 s, the second for those two minutes.
+        let wait = situation == "beyond-max-delay" ? 86400 : 120
         let extra: Parameters =
             situation == "beyond-deadline-later" ? ["retry_after": 0, "then_retry_after": wait] : ["retry_after": wait]
         // No time bound: a wait into the deadline would end as .timedOut, a capped wait would
         // make another attempt; either fails the checks below. Waiting out the Retry-After
-        // ends the test after 30 s instead.
+        // ends the test after 45 s instead.
         let outcomes = Outcomes()
         let handle = client.send(flaky(key, fail: 5, extra)) { outcomes.record(0, $0) }
-        await outcomes.wait(for: 1, seconds: 30)
+        await outcomes.wait(for: 1, seconds: 45)
         handle.cancel()
         let error = try #require(outcomes.of(0).first?.failure)
         #expect(error.statusCode == 503 && error.responseHeader("Retry-After") == "\(wait)", "\(error)")

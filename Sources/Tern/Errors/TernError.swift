@@ -153,7 +153,7 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         /// A short explanation.
         public var description: String {
             switch self {
-            case .explicit: "cancelled"
+            case .explicit: "cancelled by the app (cancel(), cancel(url:), cancel(tag:), cancelAll() or its Task)"
             case .clientInvalidated: "cancelled because the client was invalidated"
             case .superseded: "cancelled: a newer identical request replaced it"
             case .duplicate: "not sent: an identical request is already in flight"
