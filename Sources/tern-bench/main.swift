@@ -83,7 +83,7 @@ let options = Options(Array(CommandLine.arguments.dropFirst()))
 let workloads = Workloads(baseURL: options.baseURL)
 
 // Micro mode: Tern's own cost per request over an instant in-process transport.
-// Where decoding should leave the transport's thread: a hop against JSON parses (Call+Processing.swift).
+// Where decoding should leave the transport's thread: a hop against JSON parses (ProcessStage.swift).
 if options.microThresholds {
     await Micro.thresholds(count: options.count(20_000))
     exit(0)

@@ -30,16 +30,16 @@ import Testing
             let waited: Double? = await onThreadOfItsOwn {
                 guard ran.wait(timeout: .now() + 10) == .success else { return nil }
                 let start = DispatchTime.now().uptimeNanoseconds
-                // Generous for a loaded machine; a capture kept through libcurl's idle wait (1 s)
-                // or until the next request fails it.
-                guard released.wait(timeout: .now() + 0.6) == .success else { return .infinity }
+                // Generous for a loaded machine, yet under the 1 s that a capture kept through
+                // libcurl's idle wait (or until the next request) took.
+                guard released.wait(timeout: .now() + 0.9) == .success else { return .infinity }
                 return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             }
             late.append(try #require(waited, "the request did not complete"))
             // Idle in between, as an app's screens are: the loop goes to its long wait.
             try await Task.sleep(milliseconds: 50)
         }
-        #expect(late.allSatisfy { $0 < 0.6 }, "seconds from the callback to the release: \(late)")
+        #expect(late.allSatisfy { $0 < 0.9 }, "seconds from the callback to the release: \(late)")
     }
 
     #if os(Linux)

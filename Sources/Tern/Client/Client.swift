@@ -10,8 +10,9 @@ import Foundation
 ///     $0.headers["X-Device"] = deviceID
 /// }
 /// ```
-/// A client owns one `URLSession` (through its transport) for its whole life. `invalidate()` ends
-/// it: requests in flight are cancelled and later sends fail with `TernError.clientInvalidated`.
+/// A client owns one transport for its whole life (a `URLSession` on Apple platforms, a libcurl
+/// multi handle on Linux). `invalidate()` ends it: requests in flight are cancelled and later
+/// sends fail with `TernError.clientInvalidated`.
 /// Thread safety: safe to use from any thread.
 public final class Client: Sendable {
     /// The library version, sent in the default `User-Agent`.

@@ -112,8 +112,9 @@ public struct ClientConfiguration: Sendable {
     /// adjust its `URLSessionConfiguration`. Ignored by the libcurl transport. Default: streamed
     /// delivery, no change.
     public var urlSession: URLSessionTransport.Options
-    /// The transport to use instead of a `URLSessionTransport` built from this configuration
-    /// (a stub in tests, a custom transport). Default nil.
+    /// The transport to use instead of the platform's default built from this configuration
+    /// (`URLSessionTransport` on Apple platforms, `CurlTransport` on Linux): a stub in tests, a
+    /// custom transport. Default nil.
     public var transport: (any Transport)?
     /// The cache policy of requests that set none; `.disabled` by default.
     public var cachePolicy: CachePolicy

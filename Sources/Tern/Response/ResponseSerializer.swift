@@ -13,7 +13,7 @@ public struct ResponseSerializer<Value: Sendable>: Sendable {
     let emptyValue: Value?
     /// Makes the value; Tern's own serializers read the head, a custom one gets Foundation's response.
     let serialize: @Sendable (Data, ResponseHead) throws(TernError) -> Value
-    /// Whose code decodes: Tern's own, `JSONDecoder`, or the caller's (see `Call+Processing.swift`).
+    /// Whose code decodes: Tern's own, `JSONDecoder`, or the caller's (see `ProcessStage.swift`).
     let kind: Kind
     /// For a `Decodable` serializer made without a decoder: the same serializer with the decoder
     /// of the request's group or client (`ClientConfiguration.decoder`), when one is set.

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The seam between a `Client` and the thing that moves bytes: `URLSessionTransport` by default,
-/// a stub in tests, `CurlTransport` on Linux (opt-in).
+/// The seam between a `Client` and the thing that moves bytes: the platform's default
+/// (`URLSessionTransport` on Apple platforms, `CurlTransport` on Linux), a stub in tests, or one
+/// of your own.
 ///
 /// A transport moves bytes and nothing else: it never follows redirects unless asked
 /// (`TransportRequest.followsRedirects`; Tern never asks, it follows them itself, the same on every

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Stage 6: validation and decoding, and where they run.
+/// Stage 8 of `Call.swift`: validation and decoding, and where they run.
 ///
 /// Small bodies through Tern's own serializers are processed on the thread that produced them —
 /// the transport's, or the cache reader's — because a hop costs more than the work. Anything that

@@ -109,61 +109,11 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .headerData, UnsafeRawPointer(context))
         // No libcurl timeout: Tern enforces every deadline itself and cancels the exchange (a
         // streamed response counts from its last chunk, which libcurl's total timeout cannot).
-        if settings.tls != .default, let error = configureTLS(easy, curl: curl) { return error }
-        switch settings.proxy.kind {
-        case .environment: break
-        case .direct: curl.set(easy, .proxy, "")
-        case .http(let host, let port, let excluding):
-            curl.set(easy, .proxy, "http://\(host):\(port)")
-            if !excluding.isEmpty { curl.set(easy, .noProxy, excluding.joined(separator: ",")) }
-        }
-        if let credential = settings.credential {
-            curl.set(easy, .httpAuth, LibCurl.challengedAuth)
-            curl.set(easy, .username, credential.user)
-            curl.set(easy, .password, credential.password)
-        }
+        if let error = Self.configureConnection(easy, curl: curl, settings: settings, host: urlRequest.url?.host) { return error }
         let method = (urlRequest.httpMethod ?? "GET").uppercased()
-        switch request.body {
-        case .none where CurlSettings.sendsEmptyBody(method):
-            // An empty body, said with `Content-Length: 0` as URLSession does (RFC 9110 §8.6); the
-            // request's header list drops the form type libcurl would add to it.
-            curl.set(easy, .post, 1)
-            curl.set(easy, .postFieldSizeLarge, offset: 0)
-            "".withCString { _ = curl.set(easy, .copyPostFields, UnsafeRawPointer($0)) }
-            if method != "POST" { curl.set(easy, .customRequest, method) }
-        case .none:
-            if method == "HEAD" { curl.set(easy, .noBody, 1) } else if method == "GET" { curl.set(easy, .httpGet, 1) }
-            if method != "GET" && method != "HEAD" { curl.set(easy, .customRequest, method) }
-        case .data(let data):
-            curl.set(easy, .post, 1)
-            curl.set(easy, .postFieldSizeLarge, offset: Int64(data.count))
-            if data.isEmpty {
-                "".withCString { _ = curl.set(easy, .copyPostFields, UnsafeRawPointer($0)) }
-            } else {
-                data.withUnsafeBytes { _ = curl.set(easy, .copyPostFields, $0.baseAddress) }
-            }
-            if method != "POST" { curl.set(easy, .customRequest, method) }
-        case .file(let url):
-            upload = open(url.path, O_RDONLY)
-            guard upload >= 0 else {
-                return URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "cannot open \(url.path) to upload it"])
-            }
-            var info = stat()
-            fstat(upload, &info)
-            curl.set(easy, .upload, 1)
-            curl.set(easy, .inFileSizeLarge, offset: Int64(info.st_size))
-            curl.set(easy, .readFunction, unsafeBitCast(CurlCallbacks.read, to: UnsafeRawPointer.self))
-            curl.set(easy, .readData, UnsafeRawPointer(context))
-            // Rewound when libcurl sends the body again (answering an authentication challenge).
-            curl.set(easy, .seekFunction, unsafeBitCast(CurlCallbacks.seek, to: UnsafeRawPointer.self))
-            curl.set(easy, .seekData, UnsafeRawPointer(context))
-            curl.set(easy, .customRequest, method)
-        }
-        if case .none = request.body {
-        } else {
-            curl.set(easy, .noProgress, 0)
-            curl.set(easy, .xferInfoFunction, unsafeBitCast(CurlCallbacks.progress, to: UnsafeRawPointer.self))
-            curl.set(easy, .xferInfoData, UnsafeRawPointer(context))
+        switch Self.configureBody(easy, curl: curl, method: method, body: request.body, context: context) {
+        case .success(let descriptor): upload = descriptor
+        case .failure(let error): return error
         }
         guard let headers = settings.headerList(for: urlRequest, emptyBody: CurlSettings.sendsEmptyBody(method), curl: curl) else {
             return URLError(.cannotLoadFromNetwork)
@@ -171,28 +121,6 @@ final class CurlExchange: @unchecked Sendable {
         curl.set(easy, .acceptEncoding, headers.acceptEncoding)
         curl.set(easy, .httpHeader, UnsafeRawPointer(headers.list))
         headerList = headers
-        return nil
-    }
-
-    /// Applies the client's TLS settings; nil on success, else why the exchange cannot start.
-    private func configureTLS(_ easy: LibCurl.Handle, curl: LibCurl) -> URLError? {
-        let tls = settings.tls
-        if let file = tls.certificateAuthorityFile { curl.set(easy, .caInfo, file.path) }
-        if let directory = tls.certificateAuthorityDirectory { curl.set(easy, .caPath, directory.path) }
-        switch tls.minimumVersion {
-        case .v1_2?: curl.set(easy, .sslVersion, LibCurl.tlsVersion1_2)
-        case .v1_3?: curl.set(easy, .sslVersion, LibCurl.tlsVersion1_3)
-        case nil: break
-        }
-        if let client = tls.clientCertificate {
-            curl.set(easy, .sslCert, client.certificate.path)
-            curl.set(easy, .sslKey, client.privateKey.path)
-            if let passphrase = client.passphrase { curl.set(easy, .keyPassword, passphrase) }
-        }
-        guard let host = request.urlRequest.url?.host, let pins = tls.pinning.publicKeyPins(for: host) else { return nil }
-        // A pinned host whose pins could not be read is refused rather than left unpinned.
-        guard !pins.isEmpty else { return TLSFailure.pinMismatch(host: host, detail: "no readable pin for \(host)") }
-        curl.set(easy, .pinnedPublicKey, pins.map(\.description).joined(separator: ";"))
         return nil
     }
 
