@@ -125,9 +125,24 @@ import TernStubs
     /// after a gzip bomb was stopped at its limit, while the transport's queues are still busy
     /// with what had been read (URLSession on Linux inflates the rest of the bomb): twenty `send`
     /// calls after each, every one timed on its own, none over 5 ms (20 ms under ThreadSanitizer).
+    /// The best of three tries: on two shared cores one call was once preempted for 6.5 ms; a
+    /// `send` that waits for the transport waits in every try (4.8 s after a bomb, it was).
     @Test(arguments: ["cancelled download", "gzip bomb"])
     func sendNeverBlocksAfterALargeBodyWasStopped(_ situation: String) async throws {
-        let client = try client(limit: situation == "gzip bomb" ? 5 << 20 : nil)
+        let bound: Double = Self.isUnderThreadSanitizer ? 20 : 5
+        var tries: [[Double]] = []
+        for _ in 0..<3 {
+            let durations = try await Self.sendsAfterStopping(
+                situation, client: try client(limit: situation == "gzip bomb" ? 5 << 20 : nil))
+            print("send() after a \(situation): " + durations.map { String(format: "%.2f", $0) }.joined(separator: ", ") + " ms")
+            tries.append(durations)
+            if durations.allSatisfy({ $0 <= bound }) { break }
+        }
+        #expect(tries.last?.allSatisfy { $0 <= bound } == true, "send() took \(tries) ms")
+    }
+
+    /// Stops a large body as `situation` says, then times twenty sends (ms each).
+    private static func sendsAfterStopping(_ situation: String, client: Client) async throws -> [Double] {
         if situation == "gzip bomb" {
             let bomb = await client.completionResult(Request<Data>("gzip-bomb", query: ["mb": 1024])).0
             #expect(bomb.failure == .responseTooLarge(limit: 5 << 20))
@@ -149,9 +164,7 @@ import TernStubs
             durations.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
         }
         handles.forEach { $0.cancel() }
-        print("send() after a \(situation): " + durations.map { String(format: "%.2f", $0) }.joined(separator: ", ") + " ms")
-        let bound: Double = Self.isUnderThreadSanitizer ? 20 : 5
-        #expect(durations.allSatisfy { $0 <= bound }, "send() took \(durations) ms")
+        return durations
     }
 
     /// The process's resident memory in MB (Linux: /proc; elsewhere, and under ThreadSanitizer,

@@ -46,12 +46,13 @@ import Testing
     func firstByteAndTotalFollowTheServersPace(over transport: TransportKind) async throws {
         let client = client(transport, base: try TestServers.fixture())
         // Five chunks 0.3 s apart, the first with the head: the end comes 1.2 s after the first
-        // byte, whenever a loaded machine sees that first byte (late by up to 0.6 s here).
+        // byte, whenever a loaded machine sees that first byte (late by up to 0.6 s here, 0.9 s
+        // in a parallel pass under ThreadSanitizer).
         let started = Date()
         let response = try await client.send(Request<Data>("drip", query: ["chunks": "5", "interval": "0.3"]))
         let elapsed = Date().timeIntervalSince(started)
         let metrics = try #require(response.metrics)
-        #expect(metrics.total - metrics.firstByte > 0.6)
+        #expect(metrics.total - metrics.firstByte > (LimitTests.isUnderThreadSanitizer ? 0.2 : 0.6))
         // The whole exchange: at least the server's pace, at most what the caller waited.
         #expect(metrics.total > 1.1 && metrics.total <= elapsed + 0.01, "total \(metrics.total) s, waited \(elapsed) s")
         #expect(metrics.bytesReceived == Int64(response.data.count))

@@ -80,18 +80,19 @@ final class CurlHeaderList: @unchecked Sendable {
         let encodingName = fields.keys.first { ResponseHead.sameName($0, "Accept-Encoding") }
         acceptEncoding = encodingName.flatMap { fields.removeValue(forKey: $0) } ?? ""
         guard var list = curl.slistAppend(nil, "Expect:") else { return nil }
-        // "Name:" drops a header libcurl adds; an empty value would too, so "Name;" sends it empty.
-        let lines =
-            removing.map { "\($0):" }
-            + fields.sorted(by: { $0.key < $1.key }).map { name, value in
-                value.isEmpty ? "\(name);" : "\(name): \(value)"
-            }
-        for line in lines {
-            guard let longer = curl.slistAppend(list, line) else {
-                curl.slistFreeAll(list)
-                return nil
-            }
+        func append(_ line: String) -> Bool {
+            guard let longer = curl.slistAppend(list, line) else { return false }
             list = longer
+            return true
+        }
+        // "Name:" drops a header libcurl adds; an empty value would too, so "Name;" sends it empty.
+        var appended = removing.allSatisfy { append("\($0):") }
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) where appended {
+            appended = append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        guard appended else {
+            curl.slistFreeAll(list)
+            return nil
         }
         self.list = list
         self.curl = curl
