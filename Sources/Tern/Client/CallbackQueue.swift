@@ -10,8 +10,8 @@ public enum CallbackQueue: Sendable {
     /// A queue of your choice, always asynchronously.
     case queue(DispatchQueue)
     /// Whatever thread finished the request (a transport or timer thread): no hop at all. A
-    /// request that ends inside a call of Tern's (`send`, `cancel`) is delivered on a global queue
-    /// after that call returns. For callers that do their own hopping, and for benchmarks.
+    /// request that ends inside a call of Tern's (`send`, `cancel`) is delivered on a concurrent
+    /// queue of Tern's after that call returns. For callers that do their own hopping, and for benchmarks.
     case immediate
 
     /// Runs `work` on this queue: inline when already there (main) or when `.immediate`.

@@ -35,14 +35,11 @@ extension CurlExchange {
         _ easy: LibCurl.Handle, curl: LibCurl, method: String, body: TransportRequest.Body, context: UnsafeMutableRawPointer
     ) -> Result<Int32, URLError> {
         var descriptor: Int32 = -1
-        switch body {
-        case .none where CurlSettings.sendsEmptyBody(method):
-            // An empty body, said with `Content-Length: 0` as URLSession does (RFC 9110 §8.6); the
-            // request's header list drops the form type libcurl would add to it.
-            curl.set(easy, .post, 1)
-            curl.set(easy, .postFieldSizeLarge, offset: 0)
-            "".withCString { _ = curl.set(easy, .copyPostFields, UnsafeRawPointer($0)) }
-            if method != "POST" { curl.set(easy, .customRequest, method) }
+        // No body where the method gives one a meaning is sent as an empty one, with
+        // `Content-Length: 0` as URLSession does (RFC 9110 §8.6); the request's header list drops
+        // the form type libcurl would add to it.
+        let sent: TransportRequest.Body = body == .none && CurlSettings.sendsEmptyBody(method) ? .data(Data()) : body
+        switch sent {
         case .none:
             if method == "HEAD" { curl.set(easy, .noBody, 1) } else if method == "GET" { curl.set(easy, .httpGet, 1) }
             if method != "GET" && method != "HEAD" { curl.set(easy, .customRequest, method) }
