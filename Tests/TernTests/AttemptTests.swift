@@ -39,8 +39,8 @@ import Testing
         let outcomes = Outcomes()
         let handle = client.send(Request<JSON>("counted", query: ["key": key])) { outcomes.record(0, $0) }
         let deadline = Date().addingTimeInterval(10)
-        while handle.core.waitReason != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
-        #expect(handle.core.waitReason == .beforeNextAttempt)
+        while handle.core.read(\.waitReason) != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
+        #expect(handle.core.read(\.waitReason) == .beforeNextAttempt)
         #expect(handle.phase == .running)
         handle.cancel()
         await outcomes.wait(for: 1)

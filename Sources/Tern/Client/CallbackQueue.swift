@@ -11,7 +11,9 @@ public enum CallbackQueue: Sendable {
     case queue(DispatchQueue)
     /// Whatever thread finished the request (a transport or timer thread): no hop at all. A
     /// request that ends inside a call of Tern's (`send`, `cancel`) is delivered on a concurrent
-    /// queue of Tern's after that call returns. For callers that do their own hopping, and for benchmarks.
+    /// queue of Tern's after that call returns. For callers that do their own hopping, and for
+    /// benchmarks. Keep such a callback short: it runs on the transport's thread, and every other
+    /// response of the client waits while it runs.
     case immediate
 
     /// Runs `work` on this queue: inline when already there (main) or when `.immediate`.

@@ -39,7 +39,7 @@ extension Client {
     /// The requests in flight right now, oldest first.
     public var runningRequests: [RunningRequest] {
         registry.withLock { $0.cores.values.sorted { $0.id < $1.id } }
-            .map { RunningRequest(id: $0.id, method: $0.method, url: $0.url, tags: $0.tags, phase: $0.phase) }
+            .map { RunningRequest(id: $0.id, method: $0.method, url: $0.url, tags: $0.tags, phase: $0.read(\.phase)) }
     }
 
     /// Cancels every request in flight whose URL matches `url` (an AFNetworking-style manager's `cancelRequestForURL:`).
@@ -113,10 +113,11 @@ extension Client {
                 return .run(superseding: [])
             }
         }
-        if case .duplicate = admission { return admission }
-        core.setOnFinished { [weak self] core in
-            _ = self?.registry.withLock { $0.cores.removeValue(forKey: core.id) }
-        }
         return admission
+    }
+
+    /// Takes a finished request out of the registry (admitted requests end here).
+    func leave(_ core: RequestCore) {
+        _ = registry.withLock { $0.cores.removeValue(forKey: core.id) }
     }
 }

@@ -30,6 +30,12 @@ extension CallStateMachine {
             return Self.earlier(Self.earlier(idle.map { base + $0 }, attemptLimit.map { start + $0 }), deadline)
         }
 
+        /// Seconds from `now` until `time`, 0 once it has passed; nil without a time.
+        static func seconds(until time: DispatchTime?, from now: DispatchTime) -> TimeInterval? {
+            guard let at = time?.uptimeNanoseconds else { return nil }
+            return at > now.uptimeNanoseconds ? Double(at - now.uptimeNanoseconds) / 1e9 : 0
+        }
+
         /// The earlier of two times, either of which may be missing.
         private static func earlier(_ first: DispatchTime?, _ second: DispatchTime?) -> DispatchTime? {
             guard let first, let second else { return first ?? second }

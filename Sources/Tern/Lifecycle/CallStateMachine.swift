@@ -1,8 +1,10 @@
 import Foundation
 
 /// Where one request stands across its attempts, as a plain value: no lock, no callbacks, no
-/// clock of its own. Each event is a `mutating` method that returns what to do next; the owner
-/// (`RequestCore`) holds it under one lock and carries the action out after unlocking.
+/// clock of its own. Each event is a `mutating` method that returns what to do next, as a value
+/// that can only say what is possible after that event (`CallStateMachine+Actions.swift`); the
+/// owner (`RequestCore`) holds it under one lock and hands the action to whoever carries it out,
+/// after unlocking.
 ///
 /// ```
 /// created ─begin→ running ─complete→ completing ─claim→ finished
@@ -10,8 +12,8 @@ import Foundation
 ///                   └──resume── waiting ←─wait
 /// ```
 /// Cancel, fail and a passed deadline finish it from any state but `finished` (the deadline only
-/// while running or waiting). Two actions are terminal, `.finishEarly` and `.deliver`, and a run
-/// of events produces at most one of them: after it every event is `.ignore`d.
+/// while running or waiting). Two actions are terminal, a `finishEarly` and `Delivery.now`, and a
+/// run of events produces at most one of them: after it every event is stale.
 ///
 /// Three clocks run (`Timers`), all through one time armed with the deadline scheduler: the idle
 /// timeout (no sign of life from the running attempt for that long fails the attempt), an
@@ -64,30 +66,6 @@ struct CallStateMachine: Sendable {
         case finished(Route, cancellation: TernError.CancellationReason?)
     }
 
-    /// What the owner does after an event.
-    enum Action: Sendable {
-        /// Nothing: the event is stale (the request ended or moved on).
-        case ignore
-        /// Go on.
-        case proceed(TimerChange)
-        /// Start attempt `number`.
-        case startAttempt(Int, TimerChange)
-        /// The exchange belongs to an attempt that is no longer current: cancel it.
-        case cancelExchange(any TransportTask)
-        /// The running attempt went idle too long or ran out of its own limit (`after` seconds):
-        /// it fails with a timeout, which the retry policy may try again, and its exchange is
-        /// cancelled.
-        case timeOutAttempt(Int, after: TimeInterval, exchange: (any TransportTask)?)
-        /// The running attempt's idle timeout alone has passed: ask its exchange to deliver what
-        /// is on its way (`TransportTask.afterPendingEvents`), then decide again.
-        case hearOut(any TransportTask)
-        /// Terminal: the request ended before its attempts did (a cancel, a failure, its deadline);
-        /// cancel the exchange, then deliver the error that ended it.
-        case finishEarly(exchange: (any TransportTask)?, TimerChange)
-        /// Terminal: deliver the processed result.
-        case deliver
-    }
-
     private(set) var state = State.created
     private(set) var timers = Timers()
     /// Whether `send` is still running: a result produced before it returns (a synchronous
@@ -134,21 +112,13 @@ struct CallStateMachine: Sendable {
         if case .running(_, let exchange) = state { exchange } else { nil }
     }
 
-    /// Seconds left until the request's deadline at `now`; nil when it has none, or when each
-    /// attempt has its own (waits between attempts then do not count).
-    func secondsUntilDeadline(now: DispatchTime) -> TimeInterval? {
-        guard let at = timers.deadline?.uptimeNanoseconds else { return nil }
-        let now = now.uptimeNanoseconds
-        return at > now ? Double(at - now) / 1e9 : 0
-    }
-
     // MARK: Events
 
     /// The call begins: created → running.
-    mutating func begin() -> Action {
-        guard case .created = state else { return .ignore }
+    mutating func begin() -> Step {
+        guard case .created = state else { return .stale }
         state = .running(Route(), exchange: nil)
-        return .proceed(.keep)
+        return .proceed(Route(), .keep)
     }
 
     /// `send` returned: callbacks may run inline from now on.
@@ -157,12 +127,12 @@ struct CallStateMachine: Sendable {
     /// Starts the clocks (lengths in seconds; a non-finite or non-positive one sets none): the
     /// idle timeout and the whole request's deadline from `now`, an attempt's limit as each
     /// attempt starts.
-    mutating func startTimers(idle: TimeInterval, attemptLimit: TimeInterval?, total: TimeInterval, now: DispatchTime) -> Action {
-        guard isRunning else { return .ignore }
+    mutating func startTimers(idle: TimeInterval, attemptLimit: TimeInterval?, total: TimeInterval, now: DispatchTime) -> Step {
+        guard isRunning else { return .stale }
         func length(_ seconds: TimeInterval?) -> TimeInterval? { seconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }
         timers = Timers(idle: length(idle), attemptLimit: length(attemptLimit), total: length(total), attemptStart: now)
         timers.deadline = timers.total.map { now + $0 }
-        return .proceed(arm(timers.expiry(lastActivity: nil)))
+        return .proceed(route, arm(timers.expiry(lastActivity: nil)))
     }
 
     /// The timer change that arms `time` (or disarms, for none). A time later than the one
@@ -182,10 +152,10 @@ struct CallStateMachine: Sendable {
     /// `took` s) or not.
     mutating func nextAttempt(
         after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)?, now: DispatchTime
-    ) -> Action {
+    ) -> Step {
         // A retry follows a completed attempt; a redirect only the running one.
         guard case .running(var route, _) = state, route.attempt == previous, redirect == nil || route.isLive(previous) else {
-            return .ignore
+            return .stale
         }
         route.attempt += 1
         route.request = request
@@ -196,59 +166,61 @@ struct CallStateMachine: Sendable {
         }
         state = .running(route, exchange: nil)
         timers.attemptStart = now
-        return .startAttempt(route.attempt, arm(timers.expiry(lastActivity: nil)))
+        return .proceed(route, arm(timers.expiry(lastActivity: nil)))
     }
 
     /// Attempt `number`'s adapters (or the wait for the network) made `request` of it.
-    mutating func adapted(_ request: URLRequest, attempt number: Int) -> Action {
-        guard case .running(var route, let exchange) = state, route.isLive(number) else { return .ignore }
+    mutating func adapted(_ request: URLRequest, attempt number: Int) -> Step {
+        guard case .running(var route, let exchange) = state, route.isLive(number) else { return .stale }
         route.request = request
         state = .running(route, exchange: exchange)
-        return .proceed(.keep)
+        return .proceed(route, .keep)
     }
 
-    /// Attempt `number`'s exchange started.
-    mutating func attach(_ exchange: any TransportTask, attempt number: Int) -> Action {
-        guard case .running(let route, _) = state, route.isLive(number) else { return .cancelExchange(exchange) }
+    /// Attempt `number`'s exchange started; stale: the exchange is to be cancelled.
+    mutating func attach(_ exchange: any TransportTask, attempt number: Int) -> Step {
+        guard case .running(let route, _) = state, route.isLive(number) else { return .stale }
         state = .running(route, exchange: exchange)
-        return .proceed(.keep)
+        return .proceed(route, .keep)
     }
 
     /// The last attempt (`number`, or the cache read when nil) is done: running → completing.
-    mutating func complete(attempt number: Int?) -> Action {
-        guard case .running(var route, _) = state, number.map(route.isLive) ?? true else { return .ignore }
+    mutating func complete(attempt number: Int?) -> Step {
+        guard case .running(var route, _) = state, number.map(route.isLive) ?? true else { return .stale }
         route.completed = number ?? route.completed
         state = .completing(route)
-        return .proceed(arm(nil))
+        return .proceed(route, arm(nil))
     }
 
     /// The processed result asks for another attempt: completing → waiting. The request's
     /// deadline runs on meanwhile, except while suspended.
-    mutating func wait(_ reason: WaitReason) -> Action {
-        guard case .completing(let route) = state else { return .ignore }
+    mutating func wait(_ reason: WaitReason) -> Step {
+        guard case .completing(let route) = state else { return .stale }
         state = .waiting(reason, route)
-        return .proceed(arm(reason == .suspended ? nil : timers.deadline))
+        return .proceed(route, arm(reason == .suspended ? nil : timers.deadline))
     }
 
     /// The wait is over: waiting → running. A suspended request gets a fresh deadline.
-    mutating func resume(now: DispatchTime) -> Action {
-        guard case .waiting(let reason, let route) = state else { return .ignore }
+    mutating func resume(now: DispatchTime) -> Step {
+        guard case .waiting(let reason, let route) = state else { return .stale }
         state = .running(route, exchange: nil)
         if reason == .suspended, let total = timers.total { timers.deadline = now + total }
         timers.attemptStart = now
-        return .proceed(arm(timers.expiry(lastActivity: nil)))
+        return .proceed(route, arm(timers.expiry(lastActivity: nil)))
     }
 
     /// The armed time came, at `now`; the running attempt last showed life at `lastActivity`.
-    /// The whole request's deadline ends it (`.finishEarly`); an idle or over-long attempt is
-    /// timed out; otherwise (a sign of life since, or a stale timer) the next time is armed.
+    /// The whole request's deadline ends it; an idle or over-long attempt is timed out; otherwise
+    /// (a sign of life since, or a stale timer) the next time is armed.
     /// With `asksToHearOut`, an idle attempt that has an exchange is heard out (`.hearOut`)
     /// before it times out; the scheduler's time is forgotten meanwhile, so that an attempt
     /// started before the verdict arms its own.
-    mutating func deadlinePassed(now: DispatchTime, lastActivity: DispatchTime?, asksToHearOut: Bool = false) -> Action {
+    mutating func deadlinePassed(now: DispatchTime, lastActivity: DispatchTime?, asksToHearOut: Bool = false) -> Expiry {
         timers.armedAt = nil  // the scheduler forgets a time once it fired
-        if let deadline = timers.deadline, deadline <= now, phase == .running, !isSuspended {
-            return finishEarly(cancellation: nil)
+        if let deadline = timers.deadline, deadline <= now, phase == .running, !isSuspended,
+            case .finishEarly(let exchange, let change) = finishEarly(cancellation: nil)
+        {
+            return .finishEarly(exchange: exchange, change)
         }
         switch state {
         case .running(let route, let exchange):
@@ -262,11 +234,11 @@ struct CallStateMachine: Sendable {
                 state = .running(route, exchange: nil)
                 return .timeOutAttempt(route.attempt, after: idle, exchange: exchange)
             }
-            return .proceed(arm(timers.expiry(lastActivity: lastActivity)))
+            return .rearm(arm(timers.expiry(lastActivity: lastActivity)))
         case .waiting(let reason, _) where reason != .suspended && timers.deadline != nil:
-            return .proceed(arm(timers.deadline))
+            return .rearm(arm(timers.deadline))
         case .created, .waiting, .completing, .finished:
-            return .ignore
+            return .stale
         }
     }
 
@@ -274,29 +246,31 @@ struct CallStateMachine: Sendable {
     private var isSuspended: Bool { waitReason == .suspended }
 
     /// Cancels the request for `reason`, from any state but `finished`.
-    mutating func cancel(_ reason: TernError.CancellationReason) -> Action {
+    mutating func cancel(_ reason: TernError.CancellationReason) -> Ending {
         finishEarly(cancellation: reason)
     }
 
     /// Ends the request with an error, from any state but `finished`; with `attempt`, only while
     /// that attempt is the running one (its adapter failed).
-    mutating func fail(attempt number: Int? = nil) -> Action {
+    mutating func fail(attempt number: Int? = nil) -> Ending {
         if let number {
-            guard case .running(let route, _) = state, route.isLive(number) else { return .ignore }
+            guard case .running(let route, _) = state, route.isLive(number) else { return .stale }
         }
         return finishEarly(cancellation: nil)
     }
 
-    /// The processed result's callback runs: completing → finished, unless something else
-    /// finished the request first.
-    mutating func claim() -> Action {
-        guard case .completing(let route) = state else { return .ignore }
+    /// The processed result's callback is to run: completing → finished, unless something else
+    /// finished the request first. Inside `send` it waits (`.afterSend`), unless `deferred` says
+    /// it already runs after `send` returned.
+    mutating func claim(deferred: Bool = false) -> Delivery {
+        guard case .completing(let route) = state else { return .stale }
+        if isInsideSend && !deferred { return .afterSend }
         state = .finished(route, cancellation: nil)
-        return .deliver
+        return .now
     }
 
-    private mutating func finishEarly(cancellation: TernError.CancellationReason?) -> Action {
-        if case .finished = state { return .ignore }
+    private mutating func finishEarly(cancellation: TernError.CancellationReason?) -> Ending {
+        if case .finished = state { return .stale }
         let exchange = self.exchange
         state = .finished(route, cancellation: cancellation)
         return .finishEarly(exchange: exchange, arm(nil))

@@ -42,7 +42,7 @@ final class OwnerWatcher: Sendable {
         let released = state.withLock { state -> [RequestCore] in
             var released: [RequestCore] = []
             for (id, core) in state.cores {
-                if core.phase == .finished {
+                if core.hasEnded {
                     state.cores[id] = nil
                 } else if core.lifetime.ownerIsGone {
                     state.cores[id] = nil

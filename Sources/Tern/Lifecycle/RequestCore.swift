@@ -20,6 +20,10 @@ final class RequestCore: Sendable {
         /// Told when the request ends early; released when it finishes.
         var call: (any CallTerminal)?
         var onFinished: (@Sendable (RequestCore) -> Void)?
+        #if DEBUG
+        /// How many times the lock was taken: the cost of a request's walk, checked by a test.
+        var takes = 0
+        #endif
     }
 
     /// What a terminal action hands over: the call to tell, and who waits for the end.
@@ -38,11 +42,8 @@ final class RequestCore: Sendable {
     /// Delivers upload and download progress, when the request has a progress handler.
     let progress: ProgressReporter?
     private let guarded = Locked(Guarded())
-    /// Uptime (ns) of the running attempt's last sign of life; 0 before any, `pausedByReader`
-    /// while a streamed body's reader holds the exchange back. Apart from the machine's lock:
-    /// every chunk touches it.
-    private let lastActivity = Locked<UInt64>(0)
-    private static let pausedByReader = UInt64.max
+    /// When the running attempt last showed life, for its idle timeout.
+    let signsOfLife = SignsOfLife()
     /// The public handle, weakly: for `.handleReleased` and `.detached` it is the caller's to keep.
     let weakHandle = WeakHandle()
 
@@ -67,21 +68,27 @@ final class RequestCore: Sendable {
 
     // MARK: - Reading the machine
 
-    private func read<T>(_ body: (CallStateMachine) -> T) -> T { guarded.withLock { body($0.machine) } }
+    /// Runs `body` under the request's lock.
+    private func locked<T>(_ body: (inout Guarded) -> T) -> T {
+        guarded.withLock { guarded in
+            #if DEBUG
+            guarded.takes += 1
+            #endif
+            return body(&guarded)
+        }
+    }
 
-    /// The coarse public phase.
-    var phase: RequestHandle.Phase { read(\.phase) }
+    #if DEBUG
+    /// How many times the request's lock has been taken (debug builds).
+    var lockTakes: Int { guarded.withLock { $0.takes } }
+    #endif
 
-    /// Whether an attempt (or the cache read) is under way.
-    var isRunning: Bool { read(\.isRunning) }
+    /// Reads the machine under the lock (the handle's phase, attempt and cancellation reason).
+    func read<T>(_ body: (CallStateMachine) -> T) -> T { locked { body($0.machine) } }
 
-    /// The number of the current (or last) attempt; 0 before the first.
-    var attempt: Int { read(\.route.attempt) }
-
-    var cancellationReason: TernError.CancellationReason? { read(\.cancellation) }
-
-    /// Why the request waits, while it waits between attempts.
-    var waitReason: WaitReason? { read(\.waitReason) }
+    /// Whether the request has ended (delivered, cancelled, failed, past its deadline): the one
+    /// question every stage asks before doing work whose result only a live request wants.
+    var hasEnded: Bool { read { $0.phase == .finished } }
 
     /// The current attempt's number and request, and the redirects followed so far.
     var route: Route { read(\.route) }
@@ -90,40 +97,17 @@ final class RequestCore: Sendable {
     /// (a synchronous transport, an early failure) must be delivered asynchronously.
     var isInsideSend: Bool { read(\.isInsideSend) }
 
-    /// Seconds until the request's deadline; nil when it has none, or when each attempt has its
-    /// own (the waits between attempts then do not count).
-    var secondsUntilDeadline: TimeInterval? { read { $0.secondsUntilDeadline(now: .now()) } }
+    // MARK: - The call's own steps
 
-    // MARK: - Events
-
-    /// Runs `event` on the machine under the lock; a terminal action takes the call and the
-    /// end observer out with it.
-    private func transition(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> (CallStateMachine.Action, Ending?) {
-        guarded.withLock { guarded in
-            let action = event(&guarded.machine)
-            switch action {
-            case .finishEarly, .deliver:
-                defer { guarded.call = nil; guarded.onFinished = nil }
-                return (action, (guarded.call, guarded.onFinished))
-            default:
-                return (action, nil)
-            }
-        }
-    }
-
-    /// Runs `event` and carries out a timer change; whether the event was current.
-    @discardableResult
-    private func step(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> Bool {
-        switch transition(event).0 {
-        case .proceed(let change), .startAttempt(_, let change):
+    /// Runs one of the call's own steps under the lock and carries out its timer change; the
+    /// route to go on from, or nil when the request ended or moved on meanwhile.
+    private func step(_ event: (inout CallStateMachine) -> CallStateMachine.Step) -> Route? {
+        switch locked({ event(&$0.machine) }) {
+        case .proceed(let route, let change):
             apply(change)
-            return true
-        case .ignore: return false
-        case .cancelExchange(let exchange):
-            exchange.cancel()
-            return false
-        case .timeOutAttempt, .hearOut, .finishEarly, .deliver:
-            preconditionFailure("handled by its own event method")
+            return route
+        case .stale:
+            return nil
         }
     }
 
@@ -135,14 +119,100 @@ final class RequestCore: Sendable {
         }
     }
 
-    /// Runs once, right after the request reaches `.finished` (the registry removes it there).
-    func setOnFinished(_ body: @escaping @Sendable (RequestCore) -> Void) {
-        let alreadyFinished = guarded.withLock { guarded -> Bool in
-            guard guarded.machine.phase != .finished else { return true }
-            guarded.onFinished = body
-            return false
+    /// Moves to `.running`, with the call that delivers early outcomes.
+    func begin(_ call: any CallTerminal) {
+        locked {
+            if case .proceed = $0.machine.begin() { $0.call = call }
         }
-        if alreadyFinished { body(self) }
+    }
+
+    /// The request was admitted: starts its clocks (seconds; `.infinity` for none) — the idle
+    /// `timeout` of each attempt, an attempt's own limit, the deadline of the whole request — and
+    /// keeps `onFinished`, which runs once, right after the request reaches `.finished` (at once
+    /// if a cancel got there first). An idle or over-long attempt fails with
+    /// `TernError.timedOut`, which the retry policy may try again; a passed deadline ends the
+    /// request with `TernError.deadlineExceeded`.
+    func start(
+        idle: TimeInterval, attemptLimit: TimeInterval?, deadline: TimeInterval, onFinished: @escaping @Sendable (RequestCore) -> Void
+    ) {
+        let now = DispatchTime.now()
+        let (step, alreadyFinished) = locked { guarded in
+            let step = guarded.machine.startTimers(idle: idle, attemptLimit: attemptLimit, total: deadline, now: now)
+            let finished = guarded.machine.phase == .finished
+            if !finished { guarded.onFinished = onFinished }
+            return (step, finished)
+        }
+        if case .proceed(_, let change) = step { apply(change) }
+        if alreadyFinished { onFinished(self) }
+    }
+
+    /// Marks the end of `send`; callbacks may run inline from now on.
+    func markSent() { locked { $0.machine.markSent() } }
+
+    /// Numbers the attempt after `previous` (0 before the first), which sends `request` after
+    /// `redirect` (its exchange took `took` s), if any: its route, or nil once not running or
+    /// past `previous`.
+    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Route?
+    {
+        step { $0.nextAttempt(after: previous, sending: request, following: redirect, now: .now()) }
+    }
+
+    /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
+    /// ended or moved on meanwhile.
+    func adapted(_ request: URLRequest, attempt number: Int) -> Bool {
+        step { $0.adapted(request, attempt: number) } != nil
+    }
+
+    /// Keeps the exchange of attempt `number` so that a cancel can stop it; cancels it at once if
+    /// the request ended or moved on meanwhile.
+    func attach(_ exchange: any TransportTask, attempt number: Int) {
+        if step({ $0.attach(exchange, attempt: number) }) == nil { exchange.cancel() }
+    }
+
+    /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
+    /// the deadline is put aside. Its route and the request's deadline, or nil when the request
+    /// ended or moved on meanwhile.
+    func complete(attempt number: Int?) -> (route: Route, deadline: DispatchTime?)? {
+        var deadline: DispatchTime?
+        let route = step { machine in
+            defer { deadline = machine.timers.deadline }
+            return machine.complete(attempt: number)
+        }
+        return route.map { ($0, deadline) }
+    }
+
+    /// A processed result asks for another attempt: completing → waiting, with the deadline
+    /// armed again — except while suspended (held at a `RestartGate`, which may take as long as a
+    /// user takes to log in). False when a cancel came first.
+    func wait(_ reason: WaitReason) -> Bool {
+        step { $0.wait(reason) } != nil
+    }
+
+    /// The wait is over: waiting → running; a suspended request gets a fresh deadline. False when
+    /// a cancel or the deadline came first.
+    func resume() -> Bool {
+        step { $0.resume(now: .now()) } != nil
+    }
+
+    /// Claims the right to deliver a processed result: `.now` once, and only if nothing else
+    /// (cancel, timeout) finished the request first; `.afterSend` while `send` runs, unless
+    /// `deferred` (the claim already runs after it).
+    func claim(deferred: Bool = false) -> CallStateMachine.Delivery {
+        let (delivery, ending) = locked { guarded -> (CallStateMachine.Delivery, Ending?) in
+            let delivery = guarded.machine.claim(deferred: deferred)
+            return (delivery, delivery == .now ? Self.takeEnding(&guarded) : nil)
+        }
+        ending?.onFinished?(self)
+        ending?.call?.ended()  // and released here, outside the lock: it may hold the last reference to the handle
+        return delivery
+    }
+
+    // MARK: - Events from outside the call
+
+    /// A terminal action takes the call and the end observer out of the guarded state with it.
+    private static func takeEnding(_ guarded: inout Guarded) -> Ending {
+        defer { guarded.call = nil; guarded.onFinished = nil }
+        return (guarded.call, guarded.onFinished)
     }
 
     /// Cancels the request for `reason`: it ends with `TernError.cancelled(reason)`, delivered
@@ -153,80 +223,11 @@ final class RequestCore: Sendable {
         if reportsCancellation && !silently { call.deliverEarly(.cancelled(reason)) }
     }
 
-    /// Ends the request at once with `error`, delivered through its call (if it has begun one).
-    func fail(_ error: TernError) {
-        finishEarly { $0.fail() }?.deliverEarly(error)
-    }
-
-    /// Ends the request with `error` if attempt `number` is still the current one and running
-    /// (an adapter of that attempt failed).
-    func fail(_ error: TernError, attempt number: Int) {
+    /// Ends the request at once with `error`, delivered through its call (if it has begun one);
+    /// with `attempt`, only while that attempt is the current one and running (its adapter or
+    /// its body on disk failed).
+    func fail(_ error: TernError, attempt number: Int? = nil) {
         finishEarly { $0.fail(attempt: number) }?.deliverEarly(error)
-    }
-
-    /// Moves to `.running`, with the call that delivers early outcomes.
-    func begin(_ call: any CallTerminal) {
-        guarded.withLock {
-            if case .proceed = $0.machine.begin() { $0.call = call }
-        }
-    }
-
-    /// Marks the end of `send`; callbacks may run inline from now on.
-    func markSent() { guarded.withLock { $0.machine.markSent() } }
-
-    /// Numbers the attempt after `previous` (0 before the first), which sends `request` after
-    /// `redirect` (its exchange took `took` s), if any; nil once not running or past `previous`.
-    func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Int? {
-        let (action, _) = transition { $0.nextAttempt(after: previous, sending: request, following: redirect, now: .now()) }
-        guard case .startAttempt(let number, let change) = action else { return nil }
-        apply(change)
-        return number
-    }
-
-    /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
-    /// ended or moved on meanwhile.
-    func adapted(_ request: URLRequest, attempt number: Int) -> Bool {
-        step { $0.adapted(request, attempt: number) }
-    }
-
-    /// Keeps the exchange of attempt `number` so that a cancel can stop it; cancels it at once if
-    /// the request ended or moved on meanwhile.
-    func attach(_ exchange: any TransportTask, attempt number: Int) {
-        step { $0.attach(exchange, attempt: number) }
-    }
-
-    /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
-    /// the deadline is put aside. False when the request ended or moved on meanwhile.
-    func complete(attempt number: Int?) -> Bool {
-        step { $0.complete(attempt: number) }
-    }
-
-    /// A processed result asks for another attempt: completing → waiting, with the deadline
-    /// armed again — except while suspended (held at a `RestartGate`, which may take as long as a
-    /// user takes to log in). False when a cancel came first.
-    func wait(_ reason: WaitReason) -> Bool {
-        step { $0.wait(reason) }
-    }
-
-    /// The wait is over: waiting → running; a suspended request gets a fresh deadline. False when
-    /// a cancel or the deadline came first.
-    func resume() -> Bool {
-        step { $0.resume(now: .now()) }
-    }
-
-    /// Starts the request's clocks (seconds; `.infinity` or nil for none): the idle `timeout`
-    /// of each attempt, an attempt's own limit, and the deadline of the whole request. An idle or
-    /// over-long attempt fails with `TernError.timedOut`, which the retry policy may try again;
-    /// a passed deadline ends the request with `TernError.deadlineExceeded`.
-    func startTimers(idle: TimeInterval, attemptLimit: TimeInterval?, deadline: TimeInterval) {
-        step { $0.startTimers(idle: idle, attemptLimit: attemptLimit, total: deadline, now: .now()) }
-    }
-
-    /// A sign of life from the running attempt (a response head, a chunk, upload progress): the
-    /// idle timeout counts from here.
-    func touch() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        lastActivity.withLock { if $0 != Self.pausedByReader { $0 = now } }
     }
 
     /// Called by the scheduler when the armed time has come. An idle attempt fails only after its
@@ -234,25 +235,27 @@ final class RequestCore: Sendable {
     /// wait for a queue that a busy process holds up is not a silent server.
     func deadlinePassed(heardOut: Bool = false) {
         let now = DispatchTime.now()
-        let last = lastActivity.withLock { $0 == Self.pausedByReader ? now.uptimeNanoseconds : $0 }
-        let lastSignOfLife = last == 0 ? nil : DispatchTime(uptimeNanoseconds: last)
-        var total: TimeInterval = 0
-        let (action, ending) = transition { machine in
-            defer { total = machine.timers.total ?? 0 }
-            return machine.deadlinePassed(now: now, lastActivity: lastSignOfLife, asksToHearOut: !heardOut)
+        let lastSignOfLife = signsOfLife.latest(now: now)
+        let (expiry, total, ending) = locked { guarded -> (CallStateMachine.Expiry, TimeInterval, Ending?) in
+            let expiry = guarded.machine.deadlinePassed(now: now, lastActivity: lastSignOfLife, asksToHearOut: !heardOut)
+            switch expiry {
+            case .finishEarly: return (expiry, guarded.machine.timers.total ?? 0, Self.takeEnding(&guarded))
+            case .timeOutAttempt: return (expiry, 0, (guarded.call, nil))
+            case .rearm, .hearOut, .stale: return (expiry, 0, nil)
+            }
         }
-        switch action {
+        switch expiry {
         case .hearOut(let exchange):
             exchange.afterPendingEvents { [self] in deadlinePassed(heardOut: true) }
         case .timeOutAttempt(let attempt, let seconds, let exchange):
             // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
-            guarded.withLock { $0.call }?.attemptTimedOut(attempt, after: seconds)
+            ending?.call?.attemptTimedOut(attempt, after: seconds)
             exchange?.cancel()
         case .finishEarly(let exchange, let change):
             finishedEarly(exchange: exchange, change, ending)?.deliverEarly(.deadlineExceeded(after: total))
-        case .proceed(let change):
+        case .rearm(let change):
             apply(change)
-        default:
+        case .stale:
             break
         }
     }
@@ -261,31 +264,23 @@ final class RequestCore: Sendable {
     /// has fallen behind (or caught up).
     func setExchangePaused(_ paused: Bool) {
         guard let exchange = read(\.exchange) else { return }
-        // A reader that holds the response back is not an idle server.
-        let now = DispatchTime.now().uptimeNanoseconds
-        lastActivity.withLock { $0 = paused ? Self.pausedByReader : now }
+        signsOfLife.setHeldByReader(paused)
         if paused { exchange.suspend() } else { exchange.resume() }
-    }
-
-    /// Claims the right to deliver a processed result: true once, and only if nothing else
-    /// (cancel, timeout) finished the request first.
-    func claim() -> Bool {
-        let (action, ending) = transition { $0.claim() }
-        guard case .deliver = action else { return false }
-        ending?.onFinished?(self)
-        ending?.call?.ended()  // and released here, outside the lock: it may hold the last reference to the handle
-        return true
     }
 
     /// Runs an event that may finish the request early; when it does, cancels its exchange and
     /// deadline and returns the call to deliver the terminal error to (nil if it has none).
-    private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Action) -> (any CallTerminal)? {
-        let (action, ending) = transition(event)
-        guard case .finishEarly(let exchange, let change) = action else { return nil }
-        return finishedEarly(exchange: exchange, change, ending)
+    private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Ending) -> (any CallTerminal)? {
+        let (ending, taken) = locked { guarded -> (CallStateMachine.Ending, Ending?) in
+            let ending = event(&guarded.machine)
+            guard case .finishEarly = ending else { return (ending, nil) }
+            return (ending, Self.takeEnding(&guarded))
+        }
+        guard case .finishEarly(let exchange, let change) = ending else { return nil }
+        return finishedEarly(exchange: exchange, change, taken)
     }
 
-    /// Carries out a `.finishEarly`: progress, timer and exchange stop, the end is announced.
+    /// Carries out an early finish: progress, timer and exchange stop, the end is announced.
     private func finishedEarly(
         exchange: (any TransportTask)?, _ change: CallStateMachine.TimerChange, _ ending: Ending?
     ) -> (any CallTerminal)? {

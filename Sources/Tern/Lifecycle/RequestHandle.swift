@@ -43,14 +43,14 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// The request's tags.
     public var tags: Set<String> { core.tags }
     /// Where the request stands now.
-    public var phase: Phase { core.phase }
+    public var phase: Phase { core.read(\.phase) }
     /// Whether the request ended because it was cancelled, by any cancellation API.
-    public var isCancelled: Bool { core.cancellationReason != nil }
+    public var isCancelled: Bool { cancellationReason != nil }
     /// Why the request was cancelled, if it was.
-    public var cancellationReason: TernError.CancellationReason? { core.cancellationReason }
+    public var cancellationReason: TernError.CancellationReason? { core.read(\.cancellation) }
     /// The number of the exchange with the transport now running (or last run): 1 for the first,
     /// more after a followed redirect or a retry; 0 before the first starts or when the cache answered.
-    public var attempt: Int { core.attempt }
+    public var attempt: Int { core.read(\.route.attempt) }
     /// Whether its terminal callback has been delivered or claimed.
     public var isFinished: Bool { phase == .finished }
 

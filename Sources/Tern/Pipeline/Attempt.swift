@@ -15,6 +15,10 @@ import Foundation
 final class Attempt<Value: Sendable>: @unchecked Sendable {
     /// 1 for the first exchange of a request, 2 for the next, and so on.
     let number: Int
+    /// What it sends (after its adapters): where a redirect it receives leads from.
+    let request: URLRequest
+    /// The redirects followed to reach it.
+    let redirectsFollowed: Int
     /// The call it belongs to.
     let call: Call<Value>
     private var head: ResponseHead?
@@ -31,11 +35,13 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     /// False for the body of a redirect the call follows: not the caller's download.
     private var countsDownload = true
 
-    /// Creates attempt `number` of `call`, which sends `request`.
-    init(number: Int, sending request: TransportRequest, call: Call<Value>) {
-        self.number = number
+    /// Creates the attempt of `route` for `call`, which sends `request` as `exchange`.
+    init(_ route: CallStateMachine.Route, sending request: URLRequest, exchange: TransportRequest, call: Call<Value>) {
+        number = route.attempt
+        self.request = request
+        redirectsFollowed = route.redirects.count
         self.call = call
-        if case .data(let data) = request.body { sent = Int64(data.count) } else { sent = 0 }
+        if case .data(let data) = exchange.body { sent = Int64(data.count) } else { sent = 0 }
     }
 
     /// The progress reporter of the request, if it has one.
@@ -69,7 +75,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     /// Feeds one event of this attempt's exchange.
     func receive(_ event: TransportEvent) {
         switch event {
-        case .head, .data, .receiving, .sentBytes: call.core.touch()  // the idle timeout counts from here
+        case .head, .data, .receiving, .sentBytes: call.core.signsOfLife.touch()  // the idle timeout counts from here
         case .metrics, .completed: break
         }
         switch event {

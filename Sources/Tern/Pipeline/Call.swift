@@ -100,12 +100,12 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest`, reached by
     /// `redirect` (whose exchange took `took` s) or not; adapters run first, except after a redirect.
     func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: (Redirect, took: TimeInterval)? = nil) {
-        guard let number = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
-        guard redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty else { return send(urlRequest, attempt: number) }
-        AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: number, tags: core.tags)) { [self] adapted in
+        guard let route = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
+        guard redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty else { return send(urlRequest, attempt: route) }
+        AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: route.attempt, tags: core.tags)) { [self] adapted in
             switch adapted {
-            case .success(let adapted): if core.adapted(adapted, attempt: number) { send(adapted, attempt: number) }
-            case .failure(let error): core.fail(error, attempt: number)
+            case .success(let adapted): if core.adapted(adapted, attempt: route.attempt) { send(adapted, attempt: route) }
+            case .failure(let error): core.fail(error, attempt: route.attempt)
             }
         }
     }
@@ -118,9 +118,8 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     func attemptFinished(_ attempt: Attempt<Value>, _ outcome: Result<RawResponse, URLError>) {
         if monitor != nil { report(outcome, of: attempt) }
         if case .success(let raw) = outcome,
-            case let route = core.route,
             let step = RedirectStage(policy: options.redirectPolicy).step(
-                after: raw, to: route.request ?? urlRequest, followed: route.redirects.count)
+                after: raw, to: attempt.request, followed: attempt.redirectsFollowed)
         {
             switch step {
             case .follow(let next, let redirect):
@@ -136,19 +135,19 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     /// The request's last outcome is in (from attempt `number`, or from the cache when nil):
     /// resolve it against the cache entry, then process it here or off this thread.
     func finish(_ outcome: Result<RawResponse, TernError>, attempt number: Int?) {
-        guard core.complete(attempt: number) else { return }
+        guard let (route, deadline) = core.complete(attempt: number) else { return }
         let resolved = plan?.resolve(outcome) ?? outcome
         if processesElsewhere(resolved) {
-            Self.processingQueue.async { self.processAndDecide(resolved) }
+            Self.processingQueue.async { self.processAndDecide(resolved, route: route, deadline: deadline) }
         } else {
-            processAndDecide(resolved)
+            processAndDecide(resolved, route: route, deadline: deadline)
         }
     }
 
     // MARK: 7–10. Rules, process, retry, preprocess and store
 
-    private func processAndDecide(_ outcome: Result<RawResponse, TernError>) {
-        let route = core.route
+    /// Decides what `outcome`, the end of `route`, becomes before the request's `deadline`.
+    private func processAndDecide(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, deadline: DispatchTime?) {
         let context = responseContext(for: outcome, route: route)
         var result: Result<Response<Value>, TernError>
         if let download, case .success(let raw) = outcome, download.startsOver(after: raw.response) {
@@ -168,7 +167,8 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
             if result.failure != nil || afterAttempt != nil,
                 case .retry(let delay) = RetryStage(policy: options.retryPolicy, afterAttempt: afterAttempt).decide(
                     result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
-                    chunksDelivered: chunkSink?.hasDelivered == true, secondsLeft: core.secondsUntilDeadline)
+                    chunksDelivered: chunkSink?.hasDelivered == true,
+                    secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
             {
                 return retry(after: delay, from: route, error: result.failure)
             }

@@ -48,7 +48,7 @@ final class ChunkSink: Sendable {
         queue.perform { [self] in
             // A cancel or the deadline finished the request: nothing more. (A completion comes
             // after every chunk queued before it, so it never finishes the request early.)
-            guard core.phase != .finished else { return }
+            guard !core.hasEnded else { return }
             handler(core.handle, chunk, head)
         }
     }

@@ -10,7 +10,7 @@ extension Call {
         if claim == .onDelivery, let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
             // The main-thread preprocessors, then the callback on its queue (inline on main).
             Task { @MainActor [self] in
-                guard core.phase != .finished else { return }
+                guard !core.hasEnded else { return }
                 hand(Self.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
             }
         } else {
@@ -19,31 +19,39 @@ extension Call {
     }
 
     /// Runs the completion with `result` on the callback queue, if `claim` allows; `later`: never
-    /// inline, even on that queue (the caller is inside one of Tern's calls).
+    /// inline, even on that queue (the caller is inside one of Tern's calls). A processed result
+    /// asks whether `send` has returned when it claims; an early one asks here.
     private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, later: Bool = false) {
         core.progress?.flush()  // the last counts first, then the completion
         if case .claimed = claim { reportFinished(result) }
         let handle = retainedHandle
-        let later = later || core.isInsideSend
+        let later = later || (claim == .claimed && core.isInsideSend)
         if case .immediate = queue, !later {
             return complete(result, claim: claim, handle: handle)  // here and now: no closure to make
         }
-        let work: @Sendable () -> Void = { [self] in complete(result, claim: claim, handle: handle) }
+        let work: @Sendable () -> Void = { [self] in complete(result, claim: claim, handle: handle, deferred: later) }
         if later { queue.performLater(work) } else { queue.perform(work) }
     }
 
     /// Calls the completion, on the callback queue: at once for a result already claimed, else
-    /// once the claim succeeds here (a cancel or the owner's release may have come first).
-    private func complete(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, handle: RequestHandle?) {
+    /// once the claim succeeds here (a cancel or the owner's release may have come first);
+    /// `deferred`: this already runs after `send` returned.
+    private func complete(
+        _ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, handle: RequestHandle?, deferred: Bool = false
+    ) {
         switch claim {
         case .claimed:
             if core.isListenedTo { completion(handle ?? core.handle, result) }
         case .onDelivery:
-            if core.lifetime.ownerIsGone {
-                core.cancel(.ownerReleased)
-            } else if core.claim() {
+            if core.lifetime.ownerIsGone { return core.cancel(.ownerReleased) }
+            switch core.claim(deferred: deferred) {
+            case .now:
                 reportFinished(result)
                 if core.isListenedTo { completion(handle ?? core.handle, result) }
+            case .afterSend:
+                queue.performLater { [self] in complete(result, claim: claim, handle: handle, deferred: true) }
+            case .stale:
+                break
             }
         }
     }
@@ -80,7 +88,7 @@ extension Call {
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         run { [self] in
-            if core.phase != .finished, core.isListenedTo { cacheHit(handle ?? core.handle, response) }
+            if !core.hasEnded, core.isListenedTo { cacheHit(handle ?? core.handle, response) }
             next()
         }
     }

@@ -8,18 +8,20 @@ import Foundation
 /// Either way its events feed a fresh `Attempt`, which hands the call one outcome when the
 /// exchange completes.
 extension Call {
-    /// Sends attempt `number` through the transport, alone or sharing an identical exchange.
-    func send(_ urlRequest: URLRequest, attempt number: Int) {
+    /// Sends `urlRequest` as the attempt of `route` through the transport, alone or sharing an
+    /// identical exchange.
+    func send(_ urlRequest: URLRequest, attempt route: RequestCore.Route) {
+        let number = route.attempt
         if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
             !network.status.isReachable
         {
-            return sendOffline(urlRequest, attempt: number, network: network)
+            return sendOffline(urlRequest, attempt: route, network: network)
         }
         // Files take part here: where a download resumes from, a body on disk (TransferStage.swift).
-        guard let (urlRequest, exchange) = exchange(for: urlRequest, attempt: number) else { return }
-        monitor?.send(.attemptStarted(attempt: number, request: urlRequest))
-        let attempt = Attempt(number: number, sending: exchange, call: self)
-        let identity = options.repeatStrategy == .share && !movesFiles ? RequestIdentity(urlRequest, naming: options.identityHeaders) : nil
+        guard let (sent, exchange) = exchange(for: urlRequest, attempt: route) else { return }
+        monitor?.send(.attemptStarted(attempt: number, request: sent))
+        let attempt = Attempt(route, sending: urlRequest, exchange: exchange, call: self)
+        let identity = options.repeatStrategy == .share && !movesFiles ? RequestIdentity(sent, naming: options.identityHeaders) : nil
         guard let task = client.exchanges.start(exchange, for: core.id, sharing: identity, events: { attempt.receive($0) })
         else {
             return core.fail(.clientInvalidated)  // the transport was invalidated after `send` checked
@@ -27,16 +29,16 @@ extension Call {
         core.attach(task, attempt: number)
     }
 
-    /// Attempt `number` meets an offline device: fails at once, or waits for the network.
-    private func sendOffline(_ urlRequest: URLRequest, attempt number: Int, network: NetworkMonitor) {
+    /// The attempt of `route` meets an offline device: fails at once, or waits for the network.
+    private func sendOffline(_ urlRequest: URLRequest, attempt route: RequestCore.Route, network: NetworkMonitor) {
         switch client.configuration.offlineBehavior {
         case .failFast, .send:
-            let attempt = Attempt(number: number, sending: TransportRequest(urlRequest), call: self)
+            let attempt = Attempt(route, sending: urlRequest, exchange: TransportRequest(urlRequest), call: self)
             attemptFinished(attempt, .failure(URLError(.notConnectedToInternet)))
         case .waitForConnectivity:
             network.whenReachable { [self] in
                 // Still this attempt's turn (not cancelled or timed out meanwhile)?
-                if core.adapted(urlRequest, attempt: number) { send(urlRequest, attempt: number) }
+                if core.adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
             }
         }
     }
@@ -44,7 +46,7 @@ extension Call {
     /// Tells the monitors how attempt `attempt` ended; an attempt of a request that already
     /// ended (cancelled, timed out) is not news.
     func report(_ outcome: Result<RawResponse, URLError>, of attempt: Attempt<Value>) {
-        guard let monitor, core.phase != .finished else { return }
+        guard let monitor, !core.hasEnded else { return }
         switch outcome {
         case .success(let raw): monitor.send(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
         case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))

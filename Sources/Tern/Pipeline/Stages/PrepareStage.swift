@@ -59,7 +59,9 @@ extension Call {
             core.cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
-            core.startTimers(idle: options.timeout, attemptLimit: options.retryPolicy.attemptTimeout, deadline: options.deadline)
+            core.start(idle: options.timeout, attemptLimit: options.retryPolicy.attemptTimeout, deadline: options.deadline) {
+                [weak client] core in client?.leave(core)
+            }
             if let plan, plan.reads {
                 readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
             } else {

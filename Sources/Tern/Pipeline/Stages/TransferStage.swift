@@ -5,9 +5,9 @@ import Foundation
 /// resumes from, a body on disk (a large multipart form is written to its temporary file before
 /// the first attempt, off the caller's thread: `send` must return at once), a streamed response.
 extension Call {
-    /// The request and exchange of attempt `number` of `urlRequest`; nil when a multipart form
-    /// must first be written to disk (the attempt is sent once it is).
-    func exchange(for urlRequest: URLRequest, attempt number: Int) -> (URLRequest, TransportRequest)? {
+    /// The request and exchange of `urlRequest` as the attempt of `route`; nil when a multipart
+    /// form must first be written to disk (the attempt is sent once it is).
+    func exchange(for urlRequest: URLRequest, attempt route: RequestCore.Route) -> (URLRequest, TransportRequest)? {
         var urlRequest = urlRequest
         // A streamed body (`onChunk`, `ByteStream`) is limited like a kept one: its total bytes,
         // unless the request lifts the limit (`maximumResponseSize = Int.max`).
@@ -20,7 +20,7 @@ extension Call {
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
         if let upload, urlRequest.httpMethod == self.urlRequest.httpMethod {
             guard let file = upload.file else {
-                prepareUpload(upload, then: urlRequest, attempt: number)
+                prepareUpload(upload, then: urlRequest, attempt: route)
                 return nil
             }
             exchange.body = .file(file)
@@ -33,13 +33,13 @@ extension Call {
     var movesFiles: Bool { download != nil || upload != nil || chunkSink != nil }
 
     /// Writes a large multipart form to its temporary file off this thread (the first attempt
-    /// starts inside `send`), then sends attempt `number` unless the request ended meanwhile.
-    func prepareUpload(_ upload: UploadSource, then urlRequest: URLRequest, attempt number: Int) {
+    /// starts inside `send`), then sends the attempt of `route` unless the request ended meanwhile.
+    func prepareUpload(_ upload: UploadSource, then urlRequest: URLRequest, attempt route: RequestCore.Route) {
         Self.processingQueue.async { [self] in
             if let error = Result(catching: { () throws(TernError) in try upload.prepare() }).failure {
-                return core.fail(error, attempt: number)
+                return core.fail(error, attempt: route.attempt)
             }
-            if core.adapted(urlRequest, attempt: number) { send(urlRequest, attempt: number) }
+            if core.adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
         }
     }
 }

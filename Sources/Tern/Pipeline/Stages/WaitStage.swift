@@ -17,7 +17,7 @@ extension Call {
     func hold(at gate: RestartGate, after route: RequestCore.Route) {
         guard core.wait(gate.isOneShot ? .credential : .suspended) else { return }
         monitor?.send(.held(attempt: route.attempt))
-        gate.hold(isOver: { [core] in core.phase == .finished }) { [self] outcome in
+        gate.hold(isOver: { [core] in core.hasEnded }) { [self] outcome in
             switch outcome {
             case .success: startOver(after: route)
             case .failure(let error): core.fail(error)
