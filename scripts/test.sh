@@ -38,8 +38,13 @@ stop_servers() {
 trap stop_servers EXIT INT TERM
 
 httpbin_port=$(free_port)
+# Idle connections stay open for 120 s (gunicorn closes them after 2 s by default). On a loaded
+# machine a client's pooled connection can sit idle past 2 s between two requests, and a POST
+# that FoundationNetworking then writes into the closing connection fails with "Broken pipe"
+# (it cannot rewind the body to send it again): a race of the test machine's timing, which
+# these reference tests are not about. docs/internals/linux-urlsession.md describes it.
 "$python" -m gunicorn --bind "127.0.0.1:$httpbin_port" --workers 2 --worker-class gthread --threads 16 \
-    --log-level warning httpbin:app >"$logs/httpbin.log" 2>&1 &
+    --keep-alive 120 --log-level warning httpbin:app >"$logs/httpbin.log" 2>&1 &
 pids+=($!)
 fixture_port=$(free_port)
 "$python" scripts/fixture_server.py --port "$fixture_port" >"$logs/fixture.log" 2>&1 &

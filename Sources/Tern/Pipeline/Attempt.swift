@@ -54,14 +54,8 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         clock.received = 0
         announced = 0
         clock.head = DispatchTime.now().uptimeNanoseconds
-        var resumedFrom: Int64 = 0
-        if let download = call.download {
-            let toFile: Bool
-            (toFile, resumedFrom) = download.responseStarted(response.httpResponse)
-            keepsBody = !toFile
-        } else if let sink = call.chunkSink {
-            keepsBody = !sink.accepts(response.httpResponse)
-        }
+        let (keepsBody, resumedFrom) = call.destination.responseStarted(response.httpResponse)
+        self.keepsBody = keepsBody
         countsDownload = !Self.isFollowedRedirect(response, policy: call.options.redirectPolicy)
         if countsDownload { progress?.responseStarted(response, resumedFrom: resumedFrom) }
     }
@@ -85,10 +79,8 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             // A buffered transport hands over the whole body at once: keep it, do not copy it.
             if keepsBody {
                 if body.isEmpty { body = chunk } else { body.append(chunk) }
-            } else if let download = call.download {
-                download.received(chunk)
             } else {
-                call.chunkSink?.receive(chunk)
+                call.destination.receive(chunk)
             }
             let before = max(clock.received, announced)
             clock.received += Int64(chunk.count)
@@ -114,9 +106,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             }
             head = nil
             body = Data()
-            // The last event of an exchange: after it nothing writes a download's file, so an
-            // exchange that outlived its request cleans up here.
-            if let download = call.download, download.hasEnded { download.ended() }
+            call.destination.exchangeEnded()
             call.attemptFinished(self, outcome)
         }
     }

@@ -16,8 +16,8 @@ extension Call {
     /// The request ended: a download that did not succeed leaves no file (unless resumable), and
     /// a multipart form's temporary file goes.
     func ended() {
-        download?.ended()
-        upload?.ended()
+        destination.requestEnded()
+        bodyOnDisk?.ended()
     }
 
     /// Where slow processing and retry delays run: never a transport's callback thread.

@@ -49,12 +49,10 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     let started: (date: Date, uptime: UInt64)
     /// The handle, kept alive until delivery when the lifetime says the engine owns it.
     let retainedHandle: RequestHandle?
-    /// The files of a download request (`Request.download`); nil for other requests.
-    let download: DownloadSession?
+    /// Where the response body goes: memory, a download's file, a streaming reader.
+    let destination: ResponseDestination
     /// The body, when it is streamed from disk (a file, a large multipart form); nil otherwise.
-    let upload: UploadSource?
-    /// Where a streamed response's chunks go (`Request.onChunk`); nil when the body is kept.
-    let chunkSink: ChunkSink?
+    let bodyOnDisk: UploadSource?
 
     // MARK: 1–2. Prepare and admit — see PrepareStage.swift
 
@@ -62,8 +60,8 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     init(
         _ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
         options: CallOptions, hooks: HookChain?, queue: CallbackQueue,
-        started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, download: DownloadSession?,
-        upload: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
+        started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, destination: ResponseDestination,
+        bodyOnDisk: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
     ) {
         self.client = client
         self.urlRequest = urlRequest
@@ -71,16 +69,12 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
         self.options = options
         self.core = core
         self.queue = queue
-        self.chunkSink = request.chunkHandler.map {
-            ChunkSink(handler: $0, queue: queue, validation: options.validation, core: core)
-        }
         // Bodies in files, either way, and streamed bodies are not cached.
         self.plan =
-            download != nil || upload != nil || request.chunkHandler != nil
-            ? nil
-            : client.cachePlan(for: request, urlRequest, policy: options.cachePolicy(of: request))
-        self.download = download
-        self.upload = upload
+            destination.leavesMemory || bodyOnDisk != nil
+            ? nil : client.cachePlan(for: request, urlRequest, policy: options.cachePolicy(of: request))
+        self.destination = destination
+        self.bodyOnDisk = bodyOnDisk
         self.hooks = hooks
         self.monitor =
             client.configuration.monitors.isEmpty
@@ -137,7 +131,9 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     func finish(_ outcome: Result<RawResponse, TernError>, attempt number: Int?) {
         guard let (route, deadline) = core.complete(attempt: number) else { return }
         let resolved = plan?.resolve(outcome) ?? outcome
-        if processesElsewhere(resolved) {
+        if processing.runsElsewhere(
+            resolved, hasResponseHooks: hooks?.hasResponseHooks == true, mayBeSlowToStore: plan?.mayBeSlowToStore == true)
+        {
             Self.processingQueue.async { self.processAndDecide(resolved, route: route, deadline: deadline) }
         } else {
             processAndDecide(resolved, route: route, deadline: deadline)
@@ -148,34 +144,36 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
 
     /// Decides what `outcome`, the end of `route`, becomes before the request's `deadline`.
     private func processAndDecide(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, deadline: DispatchTime?) {
-        let context = responseContext(for: outcome, route: route)
+        let rules = ResponseHooksStage<Value>(hooks)
+        let context = rules?.context(
+            for: outcome, request: route.request ?? urlRequest, attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
         var result: Result<Response<Value>, TernError>
-        if let download, case .success(let raw) = outcome, download.startsOver(after: raw.response) {
+        if case .success(let raw) = outcome, destination.startsOver(after: raw.response) {
             return retry(after: 0, from: route, error: nil)  // a stale partial file: from byte 0
         }
-        switch verdict(on: outcome, context: context) {
+        switch rules?.verdict(on: outcome, context: context) ?? .proceed {
         case .restart(let gate):
             return hold(at: gate, after: route)
         case .fail(let error):
             result = .failure(error)  // a rule's failure is final: never retried
         case .succeed:
-            result = process(outcome, route: route, validating: false)
+            result = processing.process(outcome, route: route, validating: false)
         case .proceed:
-            result = process(outcome, route: route)
+            result = processing.process(outcome, route: route)
             // Only a failure can be retried (or the engine's test hook decide): a success goes on.
             let afterAttempt = client.configuration.afterAttempt
             if result.failure != nil || afterAttempt != nil,
                 case .retry(let delay) = RetryStage(policy: options.retryPolicy, afterAttempt: afterAttempt).decide(
                     result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
-                    chunksDelivered: chunkSink?.hasDelivered == true,
+                    chunksDelivered: destination.hasDelivered,
                     secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
             {
                 return retry(after: delay, from: route, error: result.failure)
             }
         }
-        result = preprocess(result, context: context)
+        result = rules?.preprocess(result, context: context) ?? result
         if case .success(let response) = result { store(response) }
-        deliver(counted(result, route: route), claim: .onDelivery, context: context)
+        deliver(RetryStage.counted(result, route: route), claim: .onDelivery, context: context)
     }
 
     private func store(_ response: Response<Value>) {

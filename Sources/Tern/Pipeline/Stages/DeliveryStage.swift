@@ -11,7 +11,7 @@ extension Call {
             // The main-thread preprocessors, then the callback on its queue (inline on main).
             Task { @MainActor [self] in
                 guard !core.hasEnded else { return }
-                hand(Self.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
+                hand(ResponseHooksStage.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
             }
         } else {
             hand(result, claim: claim)
@@ -84,12 +84,27 @@ extension Call {
     func deliverHit(_ raw: RawResponse, then next: @escaping @Sendable () -> Void) {
         guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: core.method)
         else { return next() }
-        let response = makeResponse(raw, value: value, route: nil)
+        let response = processing.response(raw, value: value, route: nil)
         let run = core.isInsideSend ? queue.performLater : queue.perform
         let handle = retainedHandle
         run { [self] in
             if !core.hasEnded, core.isListenedTo { cacheHit(handle ?? core.handle, response) }
             next()
         }
+    }
+}
+
+extension Call {
+    /// Tells the monitors how the request ended.
+    func reportFinished(_ result: Result<Response<Value>, TernError>) {
+        guard let monitor else { return }
+        let route = core.route
+        let response = try? result.get()
+        monitor.send(
+            .finished(
+                RequestOutcome(
+                    statusCode: response?.statusCode, error: result.failure, source: response?.source,
+                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
+                    attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
     }
 }

@@ -44,9 +44,19 @@ extension Call {
         let call = Call(
             request, urlRequest, core, client: client, options: options, hooks: hooks, queue: queue,
             started: started, retainedHandle: core.retainsHandle ? handle : nil,
-            download: download, upload: upload, cacheHit: cacheHit, completion: completion)
+            destination: destination(of: request, download, core: core, options: options, queue: queue), bodyOnDisk: upload,
+            cacheHit: cacheHit, completion: completion)
         call.admit()
         return handle
+    }
+
+    /// Where the response of `request` goes: a download's file, a streaming reader, or memory.
+    private static func destination(
+        of request: Request<Value>, _ download: DownloadSession?, core: RequestCore, options: CallOptions, queue: CallbackQueue
+    ) -> ResponseDestination {
+        if let download { return .file(download) }
+        guard let handler = request.chunkHandler else { return .memory }
+        return .chunks(ChunkSink(handler: handler, queue: queue, validation: options.validation, core: core))
     }
 
     /// Enters the client's registry under the repeat strategy, arms the deadline, and goes on to

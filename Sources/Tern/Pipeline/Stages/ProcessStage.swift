@@ -1,6 +1,7 @@
 import Foundation
 
-/// Stage 8 of `Call.swift`: validation and decoding, and where they run.
+/// Stage 8 of `Call.swift`: validation and decoding, and where they run — a value built from
+/// the call's options, tested on its own (`ProcessStageTests`).
 ///
 /// Small bodies through Tern's own serializers are processed on the thread that produced them —
 /// the transport's, or the cache reader's — because a hop costs more than the work. Anything that
@@ -9,51 +10,70 @@ import Foundation
 /// event loop would stall every transfer): a custom serializer (user code), a `Decodable` of a
 /// body over `ProcessingThresholds.decodable`, any body over `ProcessingThresholds.inline`, and a
 /// network response that may be written to disk or checked by a store predicate.
-extension Call {
-    /// Validates and decodes an outcome into the request's response.
+struct ProcessStage<Value: Sendable> {
+    let serializer: ResponseSerializer<Value>
+    let validation: ResponseValidation
+    let method: HTTPMethod
+    let destination: ResponseDestination
+    /// The request as prepared, and when its call started: what every response reports.
+    let request: URLRequest
+    let started: (date: Date, uptime: UInt64)
+
+    /// Validates (unless a rule already accepted it) and decodes an outcome into the response
+    /// of `route`'s attempt (nil: the cache answered without one).
     func process(
-        _ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, validating: Bool = true
+        _ outcome: Result<RawResponse, TernError>, route: RequestCore.Route?, validating: Bool = true
     )
         -> Result<Response<Value>, TernError>
     {
         outcome.flatMap { raw in
             Result { () throws(TernError) -> Response<Value> in
                 if validating {
-                    try options.validation.validate(
-                        raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes, method: core.method.rawValue)
+                    try validation.validate(
+                        raw.head, body: raw.data, serializerTypes: serializer.acceptableContentTypes, method: method.rawValue)
                 }
-                if let download, raw.source == .network, let file = try download.complete(raw.response) as? Value {
-                    return makeResponse(raw, value: file, route: route)
+                if let file = try destination.completedFile(raw) as? Value {
+                    return response(raw, value: file, route: route)
                 }
-                let value = try serializer.value(from: raw.data, head: raw.head, method: core.method)
-                return makeResponse(raw, value: value, route: route)
+                return response(raw, value: try serializer.value(from: raw.data, head: raw.head, method: method), route: route)
             }
         }
     }
 
     /// The response for `raw` decoded as `value`, from the current attempt of `route` (nil: the
     /// cache answered without one).
-    func makeResponse(_ raw: RawResponse, value: Value, route: RequestCore.Route?) -> Response<Value> {
+    func response(_ raw: RawResponse, value: Value, route: RequestCore.Route?) -> Response<Value> {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
         var metrics = raw.metrics
         if let route, !route.redirects.isEmpty { metrics?.redirectTime = route.redirectTime }
         return Response(
-            request: urlRequest, head: raw.head, data: raw.data, value: value,
+            request: request, head: raw.head, data: raw.data, value: value,
             timing: Timing(start: started.date, duration: seconds), source: raw.source,
             attempt: route?.attempt ?? 0, redirects: route?.redirects ?? [], metrics: metrics)
     }
 
-    /// Whether processing `outcome` should leave the current thread.
-    func processesElsewhere(_ outcome: Result<RawResponse, TernError>) -> Bool {
-        if let hooks, hooks.hasResponseHooks { return true }  // user code
-        if download != nil { return true }  // a file to hash and move
+    /// Whether processing `outcome` should leave the current thread: user code runs (response
+    /// hooks, a custom serializer), a file is hashed and moved, a store may be slow, or the body
+    /// is over its threshold.
+    func runsElsewhere(_ outcome: Result<RawResponse, TernError>, hasResponseHooks: Bool, mayBeSlowToStore: Bool) -> Bool {
+        if hasResponseHooks { return true }
+        if case .file = destination { return true }
         guard case .success(let raw) = outcome else { return false }
-        if raw.source == .network, let plan, plan.mayBeSlowToStore { return true }
+        if raw.source == .network, mayBeSlowToStore { return true }
         switch serializer.kind {
         case .custom: return true
         case .decodable: return raw.data.count > ProcessingThresholds.decodable
         case .builtIn: return raw.data.count > ProcessingThresholds.inline
         }
+    }
+}
+
+extension Call {
+    /// The process stage of this call.
+    var processing: ProcessStage<Value> {
+        ProcessStage(
+            serializer: serializer, validation: options.validation, method: core.method, destination: destination,
+            request: urlRequest, started: started)
     }
 }
 

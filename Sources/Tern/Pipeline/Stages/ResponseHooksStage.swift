@@ -1,37 +1,33 @@
 import Foundation
 
-/// The response side of the hooks: rules after each network response (stage 6), preprocessors on
-/// the result to deliver (stage 7 and, on the main thread, stage 9). Calls without hooks never
-/// come here.
-extension Call {
-    /// What hooks see of a response, when the request has response hooks and a response came.
-    func responseContext(for outcome: Result<RawResponse, TernError>, route: RequestCore.Route) -> ResponseContext? {
-        guard let hooks, hooks.hasResponseHooks, case .success(let raw) = outcome else { return nil }
+/// Stages 7 and 10 of `Call.swift`: the response side of the hooks — rules after each network
+/// response, preprocessors on the result to deliver (and, on the main thread, just before it) —
+/// as a value over the hooks of the request, its group and its client, tested on its own
+/// (`ResponseHooksStageTests`). A call without response hooks never builds one.
+struct ResponseHooksStage<Value: Sendable> {
+    let hooks: HookChain
+
+    /// The stage of `hooks`; nil when they have no response hooks.
+    init?(_ hooks: HookChain?) {
+        guard let hooks, hooks.hasResponseHooks else { return nil }
+        self.hooks = hooks
+    }
+
+    /// What hooks see of `outcome`, the answer to `request` on attempt `attempt`; nil for a failure.
+    func context(
+        for outcome: Result<RawResponse, TernError>, request: URLRequest, attempt: Int, tags: Set<String>, requestStarted: UInt64
+    ) -> ResponseContext? {
+        guard case .success(let raw) = outcome else { return nil }
         return ResponseContext(
-            request: route.request ?? urlRequest, response: raw.response, body: raw.data,
-            attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
+            request: request, response: raw.response, body: raw.data, attempt: attempt, tags: tags, requestStarted: requestStarted)
     }
 
-    /// What the rules make of a network response; `.proceed` without rules or for a cached one.
+    /// The first decision of the rules that is not `.proceed`; `.proceed` without rules, or for
+    /// an answer that did not come from the network.
     func verdict(on outcome: Result<RawResponse, TernError>, context: ResponseContext?) -> ResponseDecision {
-        guard let context, let rules = hooks?.rules, !rules.isEmpty, case .success(let raw) = outcome, raw.source == .network else {
-            return .proceed
-        }
-        return applyRules(rules, to: context)
-    }
-
-    /// `result`, saying how many attempts it took when it failed after more than one (redirects
-    /// aside).
-    func counted(_ result: Result<Response<Value>, TernError>, route: RequestCore.Route) -> Result<Response<Value>, TernError> {
-        let attempts = route.attempt - route.redirects.count
-        guard case .failure(let error) = result, attempts > 1, !error.isCancelled else { return result }
-        return .failure(.failedAfterRetries(attempts: attempts, last: error))
-    }
-
-    /// The first decision of `rules` that is not `.proceed`.
-    func applyRules(_ rules: [any ResponseRule], to response: ResponseContext) -> ResponseDecision {
-        for rule in rules {
-            let decision = rule.decide(response)
+        guard let context, case .success(let raw) = outcome, raw.source == .network else { return .proceed }
+        for rule in hooks.rules {
+            let decision = rule.decide(context)
             if case .proceed = decision { continue }
             return decision
         }
@@ -40,9 +36,8 @@ extension Call {
 
     /// `result` after the background preprocessors.
     func preprocess(_ result: Result<Response<Value>, TernError>, context: ResponseContext?) -> Result<Response<Value>, TernError> {
-        guard let preprocessors = hooks?.preprocessors, !preprocessors.isEmpty else { return result }
-        return Self.fold(
-            result, context: context, through: preprocessors, named: { $0 },
+        Self.fold(
+            result, context: context, through: hooks.preprocessors, named: { $0 },
             success: { try $0.preprocessSuccess($1, of: $2) }, failure: { $0.preprocessFailure($1, of: $2) })
     }
 
@@ -80,21 +75,6 @@ extension Call {
             }
         }
         return result
-    }
-}
-
-extension Call {
-    /// Tells the monitors how the request ended.
-    func reportFinished(_ result: Result<Response<Value>, TernError>) {
-        guard let monitor else { return }
-        let route = core.route
-        let response = try? result.get()
-        monitor.send(
-            .finished(
-                RequestOutcome(
-                    statusCode: response?.statusCode, error: result.failure, source: response?.source,
-                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
-                    attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
     }
 }
 

@@ -11,16 +11,13 @@ extension Call {
         var urlRequest = urlRequest
         // A streamed body (`onChunk`, `ByteStream`) is limited like a kept one: its total bytes,
         // unless the request lifts the limit (`maximumResponseSize = Int.max`).
-        var destination = TransportRequest.Destination.memory(limit: options.sizeLimit)
-        if let download {
-            // Each attempt (a retry too) resumes from what is on disk now.
-            destination = .file(download.partialURL, offset: download.prepare(&urlRequest))
-        }
-        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil || chunkSink != nil)
+        // Each attempt of a download (a retry too) resumes from what is on disk now.
+        let destination = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
+        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil || self.destination.streams)
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
-        if let upload, urlRequest.httpMethod == self.urlRequest.httpMethod {
-            guard let file = upload.file else {
-                prepareUpload(upload, then: urlRequest, attempt: route)
+        if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {
+            guard let file = bodyOnDisk.file else {
+                prepareBody(bodyOnDisk, then: urlRequest, attempt: route)
                 return nil
             }
             exchange.body = .file(file)
@@ -30,13 +27,13 @@ extension Call {
 
     /// Whether the request reads or writes files or streams its response: then it never shares
     /// an exchange with identical requests (`.share`).
-    var movesFiles: Bool { download != nil || upload != nil || chunkSink != nil }
+    var movesFiles: Bool { destination.leavesMemory || bodyOnDisk != nil }
 
     /// Writes a large multipart form to its temporary file off this thread (the first attempt
     /// starts inside `send`), then sends the attempt of `route` unless the request ended meanwhile.
-    func prepareUpload(_ upload: UploadSource, then urlRequest: URLRequest, attempt route: RequestCore.Route) {
+    func prepareBody(_ body: UploadSource, then urlRequest: URLRequest, attempt route: RequestCore.Route) {
         Self.processingQueue.async { [self] in
-            if let error = Result(catching: { () throws(TernError) in try upload.prepare() }).failure {
+            if let error = Result(catching: { () throws(TernError) in try body.prepare() }).failure {
                 return core.fail(error, attempt: route.attempt)
             }
             if core.adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
