@@ -12,7 +12,9 @@ import Testing
     @Test func aRedirectedAndRetriedGetTakesItsLockAtMost14Times() async throws {
         let client = try Client(baseURL: TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.01, jitter: 0)
+            // The retry waits 0.5 s: were the answer in before `send` returned (a thread of a
+            // loaded machine preempted that long), its claim would wait for `send`, one take more.
+            $0.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.5, jitter: 0)
         }
         let key = Fixture.uniqueKey("lock-budget")
         let request = Request<JSON>("redirect", query: ["to": "/flaky?key=\(key)&fail=1"])

@@ -185,32 +185,6 @@ public struct ClientConfiguration: Sendable {
         diskCache.sizeLimit = 100 << 20
     }
 
-    /// The session configuration Tern uses for a `URLSessionTransport`: no `URLCache` (it costs
-    /// about 20% throughput on Linux, never stores anything there, and Tern has its own cache),
-    /// the same wire headers on every platform, and this configuration's knobs.
-    public func makeSessionConfiguration() -> URLSessionConfiguration {
-        let session = URLSessionConfiguration.default
-        session.urlCache = nil
-        // Credentials come from `credential`, per client: no shared store that would let one
-        // client's credential answer another session's challenge.
-        session.urlCredentialStorage = nil
-        session.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session.httpAdditionalHeaders = wireHeaders
-        session.httpCookieStorage = cookieStorage ?? .shared
-        session.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
-        session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: timeout)
-        if let proxies = proxy.connectionProxyDictionary { session.connectionProxyDictionary = proxies }
-        #if canImport(Security)
-        switch tls.minimumVersion {
-        case .v1_2?: session.tlsMinimumSupportedProtocolVersion = .TLSv12
-        case .v1_3?: session.tlsMinimumSupportedProtocolVersion = .TLSv13
-        case nil: break
-        }
-        #endif
-        urlSession.configureSession(session)
-        return session
-    }
-
     /// The headers every request of a client carries unless it sets its own: `User-Agent`,
     /// `Accept-Encoding` and `Accept-Language`. The built-in transports send them (URLSession
     /// through its session configuration); for any other transport (`Transport.sendsWireHeaders`
