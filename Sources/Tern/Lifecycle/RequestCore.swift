@@ -202,8 +202,7 @@ final class RequestCore: Sendable {
             let delivery = guarded.machine.claim(deferred: deferred)
             return (delivery, delivery == .now ? Self.takeEnding(&guarded) : nil)
         }
-        ending?.onFinished?(self)
-        ending?.call?.ended()  // and released here, outside the lock: it may hold the last reference to the handle
+        if let ending { announce(ending) }
         return delivery
     }
 
@@ -288,8 +287,14 @@ final class RequestCore: Sendable {
         progress?.stop()
         apply(change)
         exchange?.cancel()
+        announce(ending)
+        return ending.call
+    }
+
+    /// Tells the end observer and the call that the request reached `.finished`, outside the
+    /// lock: the call may hold the last reference to the handle.
+    private func announce(_ ending: Ending) {
         ending.onFinished?(self)
         ending.call?.ended()
-        return ending.call
     }
 }

@@ -12,8 +12,8 @@ extension Call {
         // A streamed body (`onChunk`, `ByteStream`) is limited like a kept one: its total bytes,
         // unless the request lifts the limit (`maximumResponseSize = Int.max`).
         // Each attempt of a download (a retry too) resumes from what is on disk now.
-        let destination = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
-        var exchange = TransportRequest(urlRequest, destination: destination, streamsBody: core.progress != nil || self.destination.streams)
+        let target = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
+        var exchange = TransportRequest(urlRequest, destination: target, streamsBody: core.progress != nil || destination.streams)
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
         if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {
             guard let file = bodyOnDisk.file else {
