@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func aValidBodyBecomesTheResponseOfItsAttempt() throws {
-        var route = RequestCore.Route()
+        var route = RequestLifecycle.Route()
         route.attempt = 2
         route.redirects = [Redirect(statusCode: 302, from: Self.url, to: Self.url)]
         let response = try stage(.json).process(.success(raw(200, #"{"n": 3}"#)), route: route).get()

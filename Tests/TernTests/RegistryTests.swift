@@ -32,7 +32,7 @@ import Testing
 
     @Test func finishedRequestsAreFreed() async throws {
         weak var weakHandle: RequestHandle?
-        weak var weakCore: RequestCore?
+        weak var weakCore: RequestLifecycle?
         let outcomes = Outcomes()
         do {
             let handle = client.send(Request<JSON>("json")) { outcomes.record(0, $0) }

@@ -3,7 +3,7 @@ import Foundation
 /// The requests a client has in flight: a request enters when it is sent and leaves the moment
 /// it finishes, so the registry never holds a finished request.
 struct Registry {
-    var cores: [UInt64: RequestCore] = [:]
+    var cores: [UInt64: RequestLifecycle] = [:]
 }
 
 /// A snapshot of one request in flight, for debugging and tests.
@@ -74,7 +74,7 @@ extension Client {
         cancel { _ in true }
     }
 
-    private func cancel(where matches: (RequestCore) -> Bool) -> Int {
+    private func cancel(where matches: (RequestLifecycle) -> Bool) -> Int {
         let chosen = registry.withLock { $0.cores.values.filter(matches) }
         for core in chosen { core.cancel(.explicit) }
         return chosen.count
@@ -86,17 +86,17 @@ extension Client {
     enum Admission {
         /// Run it; cancel these older identical requests first. (A `.share` request runs too: its
         /// attempts join shared exchanges as they start.)
-        case run(superseding: [RequestCore])
+        case run(superseding: [RequestLifecycle])
         /// Do not send it: an identical request is in flight.
         case duplicate
     }
 
     /// Enters `core` in the registry, applying its repeat strategy in the same critical section
     /// as the lookup (no check-then-act race between two identical sends).
-    func admit(_ core: RequestCore, strategy: RepeatStrategy) -> Admission {
+    func admit(_ core: RequestLifecycle, strategy: RepeatStrategy) -> Admission {
         let admission = registry.withLock { registry -> Admission in
             // Only cancel-older and ignore-newer look for identical requests in flight.
-            func twins() -> [RequestCore] {
+            func twins() -> [RequestLifecycle] {
                 core.identity.map { identity in registry.cores.values.filter { $0.identity == identity } } ?? []
             }
             switch strategy {
@@ -117,7 +117,7 @@ extension Client {
     }
 
     /// Takes a finished request out of the registry (admitted requests end here).
-    func leave(_ core: RequestCore) {
+    func leave(_ core: RequestLifecycle) {
         _ = registry.withLock { $0.cores.removeValue(forKey: core.id) }
     }
 }

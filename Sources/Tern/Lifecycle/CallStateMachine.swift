@@ -3,7 +3,7 @@ import Foundation
 /// Where one request stands across its attempts, as a plain value: no lock, no callbacks, no
 /// clock of its own. Each event is a `mutating` method that returns what to do next, as a value
 /// that can only say what is possible after that event (`CallStateMachine+Actions.swift`); the
-/// owner (`RequestCore`) holds it under one lock and hands the action to whoever carries it out,
+/// owner (`RequestLifecycle`) holds it under one lock and hands the action to whoever carries it out,
 /// after unlocking.
 ///
 /// ```

@@ -14,7 +14,7 @@ final class DeadlineScheduler: Sendable {
         let deadline: UInt64
         // Strong: every way a request finishes removes its entry, and a weak reference would
         // cost a side-table allocation per request.
-        let handle: RequestCore
+        let handle: RequestLifecycle
     }
 
     private struct State {
@@ -35,7 +35,7 @@ final class DeadlineScheduler: Sendable {
     }
 
     /// Calls `core.deadlinePassed()` at `deadline` unless `remove(id)` comes first.
-    func add(_ handle: RequestCore, at deadline: DispatchTime) {
+    func add(_ handle: RequestLifecycle, at deadline: DispatchTime) {
         let nanoseconds = deadline.uptimeNanoseconds
         state.withLock { state in
             state.entries[handle.id] = Entry(deadline: nanoseconds, handle: handle)
@@ -59,8 +59,8 @@ final class DeadlineScheduler: Sendable {
 
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let expired = state.withLock { state -> [RequestCore] in
-            var expired: [RequestCore] = []
+        let expired = state.withLock { state -> [RequestLifecycle] in
+            var expired: [RequestLifecycle] = []
             var next: UInt64?
             for (id, entry) in state.entries {
                 if entry.deadline <= now {

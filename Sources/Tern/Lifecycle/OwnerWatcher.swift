@@ -12,7 +12,7 @@ final class OwnerWatcher: Sendable {
     static let interval = DispatchTimeInterval.milliseconds(100)
 
     private struct State {
-        var cores: [UInt64: RequestCore] = [:]
+        var cores: [UInt64: RequestLifecycle] = [:]
         var isTicking = false
     }
 
@@ -28,7 +28,7 @@ final class OwnerWatcher: Sendable {
     }
 
     /// Watches `core`'s owner until the request finishes.
-    func watch(_ core: RequestCore) {
+    func watch(_ core: RequestLifecycle) {
         state.withLock { state in
             state.cores[core.id] = core
             if !state.isTicking {
@@ -39,8 +39,8 @@ final class OwnerWatcher: Sendable {
     }
 
     private func tick() {
-        let released = state.withLock { state -> [RequestCore] in
-            var released: [RequestCore] = []
+        let released = state.withLock { state -> [RequestLifecycle] in
+            var released: [RequestLifecycle] = []
             for (id, core) in state.cores {
                 if core.hasEnded {
                     state.cores[id] = nil

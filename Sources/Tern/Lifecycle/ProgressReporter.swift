@@ -50,8 +50,8 @@ final class ProgressReporter: Sendable {
         }
     }
 
-    /// Names the request reported on (its core calls this once it exists).
-    func attach(_ core: RequestCore) {
+    /// Names the request reported on (its lifecycle calls this once it exists).
+    func attach(_ core: RequestLifecycle) {
         owner.withLock { $0.core = core }
     }
 
@@ -143,7 +143,7 @@ extension TransferProgress {
     var saysSomething: Bool { completedBytes > 0 || (expectedBytes ?? 0) > 0 }
 }
 
-/// A weak reference to a request's core.
+/// A weak reference to a request's lifecycle.
 struct WeakCore: Sendable {
-    weak var core: RequestCore?
+    weak var core: RequestLifecycle?
 }

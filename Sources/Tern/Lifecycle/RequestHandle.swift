@@ -24,9 +24,9 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         case finished
     }
 
-    let core: RequestCore
+    let core: RequestLifecycle
 
-    init(core: RequestCore) {
+    init(core: RequestLifecycle) {
         self.core = core
     }
 
@@ -64,8 +64,8 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     }
 }
 
-/// The core's side of its handle.
-extension RequestCore {
+/// The lifecycle's side of its handle.
+extension RequestLifecycle {
     /// Creates the public handle. The core holds it weakly; the call keeps it alive until
     /// delivery when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
     func makeHandle() -> RequestHandle {
@@ -85,8 +85,8 @@ extension RequestCore {
     var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.handle != nil }
 }
 
-/// The public handle, held weakly by its core.
-// Sendable: `handle` is written once, in `makeHandle()`, before the core is shared with any
+/// The public handle, held weakly by its lifecycle.
+// Sendable: `handle` is written once, in `makeHandle()`, before the lifecycle is shared with any
 // other thread; weak loads are atomic.
 final class WeakHandle: @unchecked Sendable {
     weak var handle: RequestHandle?

@@ -45,7 +45,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The progress reporter of the request, if it has one.
-    var progress: ProgressReporter? { call.core.progress }
+    var progress: ProgressReporter? { call.progress }
 
     /// A new response head: the body starts over.
     private func started(_ response: ResponseHead) {
@@ -69,7 +69,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     /// Feeds one event of this attempt's exchange.
     func receive(_ event: TransportEvent) {
         switch event {
-        case .head, .data, .receiving, .sentBytes: call.core.signsOfLife.touch()  // the idle timeout counts from here
+        case .head, .data, .receiving, .sentBytes: call.signsOfLife.touch()  // the idle timeout counts from here
         case .metrics, .completed: break
         }
         switch event {
@@ -80,7 +80,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             if keepsBody {
                 if body.isEmpty { body = chunk } else { body.append(chunk) }
             } else {
-                call.destination.receive(chunk)
+                call.destination.receive(chunk, of: call)
             }
             let before = max(clock.received, announced)
             clock.received += Int64(chunk.count)

@@ -23,18 +23,17 @@ import Foundation
 /// 11. deliver — `DeliveryStage.swift`: exactly once, on the callback queue.
 ///
 /// Cancellation, the deadline and lifetimes can end the request at any stage: the
-/// `CallStateMachine` behind `core` decides who wins, and each step asks it before going on.
+/// `CallStateMachine` of its `RequestLifecycle` decides who wins, and each step asks it before going on.
 /// With no hooks and a small body the whole path stays on the thread that produced the response:
 /// no `Task`, no hop.
 /// Thread safety: safe to use from any thread; stages of one call run one after another.
-final class Call<Value: Sendable>: CallTerminal, Sendable {
+final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     typealias Completion = @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     typealias CacheHit = @Sendable (RequestHandle?, Response<Value>) -> Void
 
     let client: Client
     /// The request as prepared, before any redirect.
     let urlRequest: URLRequest
-    let core: RequestCore
     let queue: CallbackQueue
     /// Every option of the request, resolved once (request ▸ group ▸ client).
     let options: CallOptions
@@ -47,8 +46,6 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     let cacheHit: CacheHit?
     let completion: Completion
     let started: (date: Date, uptime: UInt64)
-    /// The handle, kept alive until delivery when the lifetime says the engine owns it.
-    let retainedHandle: RequestHandle?
     /// Where the response body goes: memory, a download's file, a streaming reader.
     let destination: ResponseDestination
     /// The body, when it is streamed from disk (a file, a large multipart form); nil otherwise.
@@ -56,18 +53,17 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
 
     // MARK: 1–2. Prepare and admit — see PrepareStage.swift
 
-    /// A call of `request`, prepared as `urlRequest`, whose lifecycle is `core`.
+    /// A call of `request`, prepared as `urlRequest`, whose repeats are compared by `identity`.
     init(
-        _ request: Request<Value>, _ urlRequest: URLRequest, _ core: RequestCore, client: Client,
-        options: CallOptions, hooks: HookChain?, queue: CallbackQueue,
-        started: (date: Date, uptime: UInt64), retainedHandle: RequestHandle?, destination: ResponseDestination,
-        bodyOnDisk: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
+        _ request: Request<Value>, _ urlRequest: URLRequest, client: Client, options: CallOptions, hooks: HookChain?,
+        identity: RequestIdentity?, progress: ProgressReporter?, queue: CallbackQueue, started: (date: Date, uptime: UInt64),
+        destination: ResponseDestination, bodyOnDisk: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
     ) {
+        let id = RequestLifecycle.nextID()
         self.client = client
         self.urlRequest = urlRequest
         self.serializer = request.serializer.using(options.settings.decoder)
         self.options = options
-        self.core = core
         self.queue = queue
         // Bodies in files, either way, and streamed bodies are not cached.
         self.plan =
@@ -80,11 +76,14 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
             client.configuration.monitors.isEmpty
             ? nil
             : MonitorChannel(
-                monitors: client.configuration.monitors, requestID: core.id, method: core.method, url: core.url, tags: core.tags)
+                monitors: client.configuration.monitors, requestID: id, method: request.method,
+                url: urlRequest.url, tags: options.tags)
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
-        self.retainedHandle = retainedHandle
+        super.init(
+            id: id, method: request.method, url: urlRequest.url, tags: options.tags, lifetime: request.lifetime,
+            reportsCancellation: options.reportsCancellation, identity: identity, progress: progress)
     }
 
     // MARK: 3. Read the cache — see CacheReadStage.swift
@@ -94,12 +93,12 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     /// Starts the attempt after attempt `previous` (0: the first) with `urlRequest`, reached by
     /// `redirect` (whose exchange took `took` s) or not; adapters run first, except after a redirect.
     func startAttempt(_ urlRequest: URLRequest, after previous: Int, following redirect: (Redirect, took: TimeInterval)? = nil) {
-        guard let route = core.nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
+        guard let route = nextAttempt(after: previous, sending: urlRequest, following: redirect) else { return }
         guard redirect == nil, let adapters = hooks?.adapters, !adapters.isEmpty else { return send(urlRequest, attempt: route) }
-        AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: route.attempt, tags: core.tags)) { [self] adapted in
-            switch adapted {
-            case .success(let adapted): if core.adapted(adapted, attempt: route.attempt) { send(adapted, attempt: route) }
-            case .failure(let error): core.fail(error, attempt: route.attempt)
+        AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: route.attempt, tags: tags)) { [self] outcome in
+            switch outcome {
+            case .success(let request): if adapted(request, attempt: route.attempt) { send(request, attempt: route) }
+            case .failure(let error): fail(error, attempt: route.attempt)
             }
         }
     }
@@ -129,7 +128,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     /// The request's last outcome is in (from attempt `number`, or from the cache when nil):
     /// resolve it against the cache entry, then process it here or off this thread.
     func finish(_ outcome: Result<RawResponse, TernError>, attempt number: Int?) {
-        guard let (route, deadline) = core.complete(attempt: number) else { return }
+        guard let (route, deadline) = complete(attempt: number) else { return }
         let resolved = plan?.resolve(outcome) ?? outcome
         if processing.runsElsewhere(
             resolved, hasResponseHooks: hooks?.hasResponseHooks == true, mayBeSlowToStore: plan?.mayBeSlowToStore == true)
@@ -143,10 +142,10 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     // MARK: 7–10. Rules, process, retry, preprocess and store
 
     /// Decides what `outcome`, the end of `route`, becomes before the request's `deadline`.
-    private func processAndDecide(_ outcome: Result<RawResponse, TernError>, route: RequestCore.Route, deadline: DispatchTime?) {
+    private func processAndDecide(_ outcome: Result<RawResponse, TernError>, route: Route, deadline: DispatchTime?) {
         let rules = ResponseHooksStage<Value>(hooks)
         let context = rules?.context(
-            for: outcome, request: route.request ?? urlRequest, attempt: route.attempt, tags: core.tags, requestStarted: started.uptime)
+            for: outcome, request: route.request ?? urlRequest, attempt: route.attempt, tags: tags, requestStarted: started.uptime)
         var result: Result<Response<Value>, TernError>
         if case .success(let raw) = outcome, destination.startsOver(after: raw.response) {
             return retry(after: 0, from: route, error: nil)  // a stale partial file: from byte 0
@@ -164,7 +163,7 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
             let afterAttempt = client.configuration.afterAttempt
             if result.failure != nil || afterAttempt != nil,
                 case .retry(let delay) = RetryStage(policy: options.retryPolicy, afterAttempt: afterAttempt).decide(
-                    result.map { _ in () }, attempt: route.attempt, method: core.method, url: (route.request ?? urlRequest).url,
+                    result.map { _ in () }, attempt: route.attempt, method: method, url: (route.request ?? urlRequest).url,
                     chunksDelivered: destination.hasDelivered,
                     secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
             {
@@ -183,4 +182,29 @@ final class Call<Value: Sendable>: CallTerminal, Sendable {
     // MARK: 9. Waits between attempts — see WaitStage.swift
 
     // MARK: 11. Deliver — see DeliveryStage.swift
+
+    // MARK: An early end, carried out for the lifecycle
+
+    override func deliverEarly(_ error: TernError, handle: RequestHandle?) {
+        deliverEarly(error, kept: handle)
+    }
+
+    override func cancelled(_ reason: TernError.CancellationReason) {
+        monitor?.send(.cancelled(reason))
+    }
+
+    /// Attempt `number` ran out of its own deadline: its outcome is a timeout, decided like any.
+    override func attemptTimedOut(_ number: Int, after seconds: TimeInterval) {
+        finish(.failure(.timedOut(after: seconds)), attempt: number)
+    }
+
+    /// A download that did not succeed leaves no file (unless resumable), and a multipart form's
+    /// temporary file goes.
+    override func ended() {
+        destination.requestEnded()
+        bodyOnDisk?.ended()
+    }
+
+    /// Where slow processing and retry delays run: never a transport's callback thread.
+    static var processingQueue: DispatchQueue { DispatchQueue.global(qos: .userInitiated) }
 }

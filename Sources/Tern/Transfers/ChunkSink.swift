@@ -8,7 +8,7 @@ final class ChunkSink: Sendable {
     private let handler: @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void
     private let queue: CallbackQueue
     private let validation: ResponseValidation
-    private let core: RequestCore
+    private let method: HTTPMethod
     private struct State {
         var delivered = false
         var head: HTTPURLResponse?
@@ -17,12 +17,12 @@ final class ChunkSink: Sendable {
 
     init(
         handler: @escaping @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void, queue: CallbackQueue, validation: ResponseValidation,
-        core: RequestCore
+        method: HTTPMethod
     ) {
         self.handler = handler
         self.queue = queue
         self.validation = validation
-        self.core = core
+        self.method = method
     }
 
     /// A response head arrived: whether its body is streamed (it passes validation) rather
@@ -30,26 +30,26 @@ final class ChunkSink: Sendable {
     func accepts(_ response: HTTPURLResponse) -> Bool {
         state.withLock { $0.head = response }
         do {
-            try validation.validate(ResponseHead(response), body: Data(), serializerTypes: nil, method: core.method.rawValue)
+            try validation.validate(ResponseHead(response), body: Data(), serializerTypes: nil, method: method.rawValue)
             return true
         } catch {
             return false
         }
     }
 
-    /// A chunk of an accepted body arrived.
-    func receive(_ chunk: Data) {
+    /// A chunk of an accepted body of `request` arrived.
+    func receive(_ chunk: Data, of request: RequestLifecycle) {
         guard
             let head = state.withLock({ state -> HTTPURLResponse? in
                 state.delivered = true
                 return state.head
             })
         else { return }
-        queue.perform { [self] in
+        queue.perform { [handler] in
             // A cancel or the deadline finished the request: nothing more. (A completion comes
             // after every chunk queued before it, so it never finishes the request early.)
-            guard !core.hasEnded else { return }
-            handler(core.handle, chunk, head)
+            guard !request.hasEnded else { return }
+            handler(request.handle, chunk, head)
         }
     }
 

@@ -46,12 +46,12 @@ enum ResponseDestination: Sendable {
         }
     }
 
-    /// A chunk of a body not kept in memory.
-    func receive(_ chunk: Data) {
+    /// A chunk of `request`'s body not kept in memory.
+    func receive(_ chunk: Data, of request: RequestLifecycle) {
         switch self {
         case .memory: break
         case .file(let download): download.received(chunk)
-        case .chunks(let sink): sink.receive(chunk)
+        case .chunks(let sink): sink.receive(chunk, of: request)
         }
     }
 

@@ -62,7 +62,7 @@ extension Call {
     /// Stage 3: asks the cache first; a fresh entry answers, a miss goes on to the first attempt.
     func readCache(_ plan: CachePlan) {
         let stage = CacheReadStage(plan: plan, request: urlRequest, monitor: monitor)
-        stage.read(isRunning: { [core] in !core.hasEnded }) { [self] outcome in
+        stage.read(isRunning: { [self] in !hasEnded }) { [self] outcome in
             switch outcome {
             case .network(let request):
                 startAttempt(request, after: 0)

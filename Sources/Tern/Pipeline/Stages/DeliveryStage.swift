@@ -6,11 +6,11 @@ import Foundation
 extension Call {
     /// Delivers the terminal result on the callback queue: never inside `send`, never after a
     /// cancel won, never to a released owner.
-    func deliver(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, context: ResponseContext? = nil) {
+    func deliver(_ result: Result<Response<Value>, TernError>, claim: Claim, context: ResponseContext? = nil) {
         if claim == .onDelivery, let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
             // The main-thread preprocessors, then the callback on its queue (inline on main).
             Task { @MainActor [self] in
-                guard !core.hasEnded else { return }
+                guard !hasEnded else { return }
                 hand(ResponseHooksStage.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
             }
         } else {
@@ -20,12 +20,14 @@ extension Call {
 
     /// Runs the completion with `result` on the callback queue, if `claim` allows; `later`: never
     /// inline, even on that queue (the caller is inside one of Tern's calls). A processed result
-    /// asks whether `send` has returned when it claims; an early one asks here.
-    private func hand(_ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, later: Bool = false) {
-        core.progress?.flush()  // the last counts first, then the completion
+    /// asks whether `send` has returned when it claims; an early one asks here. `handle`: the one
+    /// the engine kept alive, handed over by an early end.
+    func hand(
+        _ result: Result<Response<Value>, TernError>, claim: Claim, handle: RequestHandle? = nil, later: Bool = false
+    ) {
+        progress?.flush()  // the last counts first, then the completion
         if case .claimed = claim { reportFinished(result) }
-        let handle = retainedHandle
-        let later = later || (claim == .claimed && core.isInsideSend)
+        let later = later || (claim == .claimed && isInsideSend)
         if case .immediate = queue, !later {
             return complete(result, claim: claim, handle: handle)  // here and now: no closure to make
         }
@@ -37,17 +39,18 @@ extension Call {
     /// once the claim succeeds here (a cancel or the owner's release may have come first);
     /// `deferred`: this already runs after `send` returned.
     private func complete(
-        _ result: Result<Response<Value>, TernError>, claim: RequestCore.Claim, handle: RequestHandle?, deferred: Bool = false
+        _ result: Result<Response<Value>, TernError>, claim: Claim, handle: RequestHandle?, deferred: Bool = false
     ) {
         switch claim {
         case .claimed:
-            if core.isListenedTo { completion(handle ?? core.handle, result) }
+            if isListenedTo { completion(handle ?? self.handle, result) }
         case .onDelivery:
-            if core.lifetime.ownerIsGone { return core.cancel(.ownerReleased) }
-            switch core.claim(deferred: deferred) {
+            if lifetime.ownerIsGone { return cancel(.ownerReleased) }
+            let (delivery, kept) = self.claim(deferred: deferred)
+            switch delivery {
             case .now:
                 reportFinished(result)
-                if core.isListenedTo { completion(handle ?? core.handle, result) }
+                if isListenedTo { completion(kept ?? self.handle, result) }
             case .afterSend:
                 queue.performLater { [self] in complete(result, claim: claim, handle: handle, deferred: true) }
             case .stale:
@@ -59,13 +62,13 @@ extension Call {
     /// Delivers an error that ended the request early (cancel, timeout). A cancel comes from a
     /// caller's own call (`cancel`, `cancel(tag:)`, a newer request, an owner's `deinit`): its
     /// callback runs after that call returns, never inside it, whatever the queue.
-    func deliverEarly(_ error: TernError) {
-        hand(.failure(error), claim: .claimed, later: error.isCancelled)
+    func deliverEarly(_ error: TernError, kept handle: RequestHandle?) {
+        hand(.failure(error), claim: .claimed, handle: handle, later: error.isCancelled)
     }
 
     /// A request that failed inside `send`: its callback runs after `send` returns.
     static func failedInsideSend(
-        _ core: RequestCore, _ error: TernError, queue: CallbackQueue,
+        _ core: RequestLifecycle, _ error: TernError, queue: CallbackQueue,
         completion: @escaping Completion
     ) -> RequestHandle {
         let handle = core.makeHandle()
@@ -82,13 +85,12 @@ extension Call {
     /// queue: never inside `send`, never after the request finished or was cancelled; then runs
     /// `next` (at once when there is no hit to deliver).
     func deliverHit(_ raw: RawResponse, then next: @escaping @Sendable () -> Void) {
-        guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: core.method)
+        guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: method)
         else { return next() }
         let response = processing.response(raw, value: value, route: nil)
-        let run = core.isInsideSend ? queue.performLater : queue.perform
-        let handle = retainedHandle
+        let run = isInsideSend ? queue.performLater : queue.perform
         run { [self] in
-            if !core.hasEnded, core.isListenedTo { cacheHit(handle ?? core.handle, response) }
+            if !hasEnded, isListenedTo { cacheHit(handle, response) }
             next()
         }
     }
@@ -98,7 +100,7 @@ extension Call {
     /// Tells the monitors how the request ended.
     func reportFinished(_ result: Result<Response<Value>, TernError>) {
         guard let monitor else { return }
-        let route = core.route
+        let route = self.route
         let response = try? result.get()
         monitor.send(
             .finished(

@@ -10,7 +10,7 @@ import Foundation
 extension Call {
     /// Sends `urlRequest` as the attempt of `route` through the transport, alone or sharing an
     /// identical exchange.
-    func send(_ urlRequest: URLRequest, attempt route: RequestCore.Route) {
+    func send(_ urlRequest: URLRequest, attempt route: Route) {
         let number = route.attempt
         if let network = client.configuration.networkMonitor, client.configuration.offlineBehavior != .send,
             !network.status.isReachable
@@ -22,15 +22,15 @@ extension Call {
         monitor?.send(.attemptStarted(attempt: number, request: sent))
         let attempt = Attempt(route, sending: urlRequest, exchange: exchange, call: self)
         let identity = options.repeatStrategy == .share && !movesFiles ? RequestIdentity(sent, naming: options.identityHeaders) : nil
-        guard let task = client.exchanges.start(exchange, for: core.id, sharing: identity, events: { attempt.receive($0) })
+        guard let task = client.exchanges.start(exchange, for: id, sharing: identity, events: { attempt.receive($0) })
         else {
-            return core.fail(.clientInvalidated)  // the transport was invalidated after `send` checked
+            return fail(.clientInvalidated)  // the transport was invalidated after `send` checked
         }
-        core.attach(task, attempt: number)
+        attach(task, attempt: number)
     }
 
     /// The attempt of `route` meets an offline device: fails at once, or waits for the network.
-    private func sendOffline(_ urlRequest: URLRequest, attempt route: RequestCore.Route, network: NetworkMonitor) {
+    private func sendOffline(_ urlRequest: URLRequest, attempt route: Route, network: NetworkMonitor) {
         switch client.configuration.offlineBehavior {
         case .failFast, .send:
             let attempt = Attempt(route, sending: urlRequest, exchange: TransportRequest(urlRequest), call: self)
@@ -38,7 +38,7 @@ extension Call {
         case .waitForConnectivity:
             network.whenReachable { [self] in
                 // Still this attempt's turn (not cancelled or timed out meanwhile)?
-                if core.adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
+                if adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
             }
         }
     }
@@ -46,7 +46,7 @@ extension Call {
     /// Tells the monitors how attempt `attempt` ended; an attempt of a request that already
     /// ended (cancelled, timed out) is not news.
     func report(_ outcome: Result<RawResponse, URLError>, of attempt: Attempt<Value>) {
-        guard let monitor, !core.hasEnded else { return }
+        guard let monitor, !hasEnded else { return }
         switch outcome {
         case .success(let raw): monitor.send(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
         case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))

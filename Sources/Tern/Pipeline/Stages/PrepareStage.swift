@@ -25,7 +25,7 @@ extension Call {
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
             try download?.checkDestination()
         } catch {
-            let core = RequestCore(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
+            let core = RequestLifecycle(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
             return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
         }
         let strategy = options.repeatStrategy
@@ -36,41 +36,38 @@ extension Call {
             : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
         // A body on disk is not compared: an upload is never identical to another one.
         if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
-        let core = RequestCore(
-            method: request.method, url: urlRequest.url, tags: tags, lifetime: request.lifetime,
-            reportsCancellation: options.reportsCancellation, identity: identity, progress: progress)
-        // Only the caller holds the handle, unless the lifetime says the engine owns it.
-        let handle = core.makeHandle()
         let call = Call(
-            request, urlRequest, core, client: client, options: options, hooks: hooks, queue: queue,
-            started: started, retainedHandle: core.retainsHandle ? handle : nil,
-            destination: destination(of: request, download, core: core, options: options, queue: queue), bodyOnDisk: upload,
-            cacheHit: cacheHit, completion: completion)
-        call.admit()
+            request, urlRequest, client: client, options: options, hooks: hooks, identity: identity, progress: progress,
+            queue: queue, started: started, destination: destination(of: request, download, options: options, queue: queue),
+            bodyOnDisk: upload, cacheHit: cacheHit, completion: completion)
+        // Only the caller holds the handle, unless the lifetime says the engine owns it.
+        let handle = call.makeHandle()
+        call.admit(retaining: call.retainsHandle ? handle : nil)
         return handle
     }
 
     /// Where the response of `request` goes: a download's file, a streaming reader, or memory.
     private static func destination(
-        of request: Request<Value>, _ download: DownloadSession?, core: RequestCore, options: CallOptions, queue: CallbackQueue
+        of request: Request<Value>, _ download: DownloadSession?, options: CallOptions, queue: CallbackQueue
     ) -> ResponseDestination {
         if let download { return .file(download) }
         guard let handler = request.chunkHandler else { return .memory }
-        return .chunks(ChunkSink(handler: handler, queue: queue, validation: options.validation, core: core))
+        return .chunks(ChunkSink(handler: handler, queue: queue, validation: options.validation, method: request.method))
     }
 
     /// Enters the client's registry under the repeat strategy, arms the deadline, and goes on to
-    /// the cache or the first attempt; `send` returns after this.
-    func admit() {
-        core.begin(self)
+    /// the cache or the first attempt; `send` returns after this. `handle`: the one the engine
+    /// keeps alive until the end.
+    func admit(retaining handle: RequestHandle?) {
+        begin(retaining: handle)
         monitor?.send(.created(urlRequest))
-        switch client.admit(core, strategy: options.repeatStrategy) {
+        switch client.admit(self, strategy: options.repeatStrategy) {
         case .duplicate:
-            core.cancel(.duplicate)
+            cancel(.duplicate)
         case .run(let superseded):
             superseded.forEach { $0.cancel(.superseded) }
-            core.start(idle: options.timeout, attemptLimit: options.retryPolicy.attemptTimeout, deadline: options.deadline) {
-                [weak client] core in client?.leave(core)
+            start(idle: options.timeout, attemptLimit: options.retryPolicy.attemptTimeout, deadline: options.deadline) {
+                [weak client] lifecycle in client?.leave(lifecycle)
             }
             if let plan, plan.reads {
                 readCache(plan)  // stage 3, then stage 4 on a miss or for cache-then-network
@@ -78,7 +75,7 @@ extension Call {
                 startAttempt(urlRequest, after: 0)
             }
         }
-        if core.lifetime.kind == .owner { OwnerWatcher.shared.watch(core) }
-        core.markSent()
+        if lifetime.kind == .owner { OwnerWatcher.shared.watch(self) }
+        markSent()
     }
 }

@@ -22,7 +22,7 @@ struct ProcessStage<Value: Sendable> {
     /// Validates (unless a rule already accepted it) and decodes an outcome into the response
     /// of `route`'s attempt (nil: the cache answered without one).
     func process(
-        _ outcome: Result<RawResponse, TernError>, route: RequestCore.Route?, validating: Bool = true
+        _ outcome: Result<RawResponse, TernError>, route: CallStateMachine.Route?, validating: Bool = true
     )
         -> Result<Response<Value>, TernError>
     {
@@ -42,7 +42,7 @@ struct ProcessStage<Value: Sendable> {
 
     /// The response for `raw` decoded as `value`, from the current attempt of `route` (nil: the
     /// cache answered without one).
-    func response(_ raw: RawResponse, value: Value, route: RequestCore.Route?) -> Response<Value> {
+    func response(_ raw: RawResponse, value: Value, route: CallStateMachine.Route?) -> Response<Value> {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9
         var metrics = raw.metrics
         if let route, !route.redirects.isEmpty { metrics?.redirectTime = route.redirectTime }
@@ -72,7 +72,7 @@ extension Call {
     /// The process stage of this call.
     var processing: ProcessStage<Value> {
         ProcessStage(
-            serializer: serializer, validation: options.validation, method: core.method, destination: destination,
+            serializer: serializer, validation: options.validation, method: method, destination: destination,
             request: urlRequest, started: started)
     }
 }

@@ -34,8 +34,9 @@ struct RetryStage: Sendable {
 
     /// `result`, saying how many attempts it took when it failed after more than one (redirects
     /// aside).
-    static func counted<Value>(_ result: Result<Response<Value>, TernError>, route: RequestCore.Route) -> Result<Response<Value>, TernError>
-    {
+    static func counted<Value>(
+        _ result: Result<Response<Value>, TernError>, route: CallStateMachine.Route
+    ) -> Result<Response<Value>, TernError> {
         let attempts = route.attempt - route.redirects.count
         guard case .failure(let error) = result, attempts > 1, !error.isCancelled else { return result }
         return .failure(.failedAfterRetries(attempts: attempts, last: error))

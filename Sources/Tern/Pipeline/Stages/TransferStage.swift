@@ -7,13 +7,13 @@ import Foundation
 extension Call {
     /// The request and exchange of `urlRequest` as the attempt of `route`; nil when a multipart
     /// form must first be written to disk (the attempt is sent once it is).
-    func exchange(for urlRequest: URLRequest, attempt route: RequestCore.Route) -> (URLRequest, TransportRequest)? {
+    func exchange(for urlRequest: URLRequest, attempt route: Route) -> (URLRequest, TransportRequest)? {
         var urlRequest = urlRequest
         // A streamed body (`onChunk`, `ByteStream`) is limited like a kept one: its total bytes,
         // unless the request lifts the limit (`maximumResponseSize = Int.max`).
         // Each attempt of a download (a retry too) resumes from what is on disk now.
         let target = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
-        var exchange = TransportRequest(urlRequest, destination: target, streamsBody: core.progress != nil || destination.streams)
+        var exchange = TransportRequest(urlRequest, destination: target, streamsBody: progress != nil || destination.streams)
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
         if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {
             guard let file = bodyOnDisk.file else {
@@ -31,12 +31,12 @@ extension Call {
 
     /// Writes a large multipart form to its temporary file off this thread (the first attempt
     /// starts inside `send`), then sends the attempt of `route` unless the request ended meanwhile.
-    func prepareBody(_ body: UploadSource, then urlRequest: URLRequest, attempt route: RequestCore.Route) {
+    func prepareBody(_ body: UploadSource, then urlRequest: URLRequest, attempt route: Route) {
         Self.processingQueue.async { [self] in
             if let error = Result(catching: { () throws(TernError) in try body.prepare() }).failure {
-                return core.fail(error, attempt: route.attempt)
+                return fail(error, attempt: route.attempt)
             }
-            if core.adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
+            if adapted(urlRequest, attempt: route.attempt) { send(urlRequest, attempt: route) }
         }
     }
 }

@@ -7,28 +7,28 @@ import Foundation
 /// adapters, so they run again.
 extension Call {
     /// Waits `delay` seconds (cancellable, under the deadline), then makes the next attempt.
-    func retry(after delay: TimeInterval, from route: RequestCore.Route, error: TernError?) {
-        guard core.wait(.beforeNextAttempt) else { return }
+    func retry(after delay: TimeInterval, from route: Route, error: TernError?) {
+        guard wait(.beforeNextAttempt) else { return }
         if let monitor, let error { monitor.send(.retrying(attempt: route.attempt, delay: delay, error: error)) }
         Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in startOver(after: route) }
     }
 
     /// Stops the request at `gate` until it restarts it (a new attempt) or drops it (that error).
-    func hold(at gate: RestartGate, after route: RequestCore.Route) {
-        guard core.wait(gate.isOneShot ? .credential : .suspended) else { return }
+    func hold(at gate: RestartGate, after route: Route) {
+        guard wait(gate.isOneShot ? .credential : .suspended) else { return }
         monitor?.send(.held(attempt: route.attempt))
-        gate.hold(isOver: { [core] in core.hasEnded }) { [self] outcome in
+        gate.hold(isOver: { [self] in hasEnded }) { [self] outcome in
             switch outcome {
             case .success: startOver(after: route)
-            case .failure(let error): core.fail(error)
+            case .failure(let error): fail(error)
             }
         }
     }
 
     /// The wait after `route`'s attempt is over: the next attempt sends that request again, as it
     /// was before its adapters — unless a cancel or the deadline ended the request meanwhile.
-    func startOver(after route: RequestCore.Route) {
-        guard core.resume() else { return }
+    func startOver(after route: Route) {
+        guard resume() else { return }
         startAttempt(route.unadapted ?? urlRequest, after: route.attempt)
     }
 }

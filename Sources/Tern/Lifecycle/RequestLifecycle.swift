@@ -1,33 +1,42 @@
 import Foundation
 
 /// One request's lifecycle: its `CallStateMachine` under one lock, and the effects of its
-/// actions (the deadline timer, cancelling the exchange, telling the call), carried out after
+/// actions (the deadline timer, cancelling the exchange, the early end), carried out after
 /// unlocking. Exactly one terminal outcome is delivered whatever races between attempts, a
 /// timeout and the cancellation APIs:
 /// - cancellation and the deadline finish the request at once, from any phase, and deliver their
-///   error through the call's `deliverEarly`;
+///   error through `deliverEarly`;
 /// - a processed result finishes the request only when its callback actually runs (`claim()`),
 ///   so a cancellation that comes while it is processed or queued still wins, and no success or
 ///   failure ever arrives after a cancel call returns.
-/// The per-exchange state (response head, body, timings) lives in each `Attempt`.
+///
+/// `Call` is its one subclass and carries out what only it can (delivering, timing out an
+/// attempt, cleaning up); a request that fails inside `send` is a bare lifecycle, which delivers
+/// nothing itself. The per-exchange state (response head, body, timings) lives in each `Attempt`.
 /// `RequestHandle` is its public face; the client's registry, the transport and the deadline
-/// scheduler hold the core, never the handle, so a handle can be released while its request runs.
-final class RequestCore: Sendable {
+/// scheduler hold the lifecycle, and it holds its handle weakly, so a handle can be released while
+/// its request runs.
+// Sendable: not final only so that `Call` can extend it; every stored property is a constant of a
+// Sendable type or the lock, and `Call` adds only constants.
+class RequestLifecycle: @unchecked Sendable {
     typealias WaitReason = CallStateMachine.WaitReason
     typealias Route = CallStateMachine.Route
     private struct Guarded {
         var machine = CallStateMachine()
-        /// Told when the request ends early; released when it finishes.
-        var call: (any CallTerminal)?
-        var onFinished: (@Sendable (RequestCore) -> Void)?
+        /// Whether a call began: only then does an early end deliver anything.
+        var begun = false
+        /// The handle, kept alive until the end when the lifetime says the engine owns it.
+        var retainedHandle: RequestHandle?
+        var onFinished: (@Sendable (RequestLifecycle) -> Void)?
         #if DEBUG
         /// How many times the lock was taken: the cost of a request's walk, checked by a test.
         var takes = 0
         #endif
     }
 
-    /// What a terminal action hands over: the call to tell, and who waits for the end.
-    private typealias Ending = (call: (any CallTerminal)?, onFinished: (@Sendable (RequestCore) -> Void)?)
+    /// What a terminal action hands over: whether a call began, the handle it kept, and who
+    /// waits for the end.
+    private typealias Ending = (begun: Bool, handle: RequestHandle?, onFinished: (@Sendable (RequestLifecycle) -> Void)?)
 
     /// A number unique within the process, in creation order.
     let id: UInt64
@@ -49,13 +58,21 @@ final class RequestCore: Sendable {
 
     private static let counter = Locked<UInt64>(0)
 
-    init(
-        method: HTTPMethod, url: URL?, tags: Set<String> = [], lifetime: Lifetime = .untilFinished,
-        reportsCancellation: Bool = true, identity: RequestIdentity? = nil, progress: ProgressReporter? = nil
-    ) {
-        self.id = Self.counter.withLock {
-            $0 += 1; return $0
+    /// The next request number.
+    static func nextID() -> UInt64 {
+        counter.withLock {
+            $0 += 1
+            return $0
         }
+    }
+
+    /// A lifecycle numbered `id` (by default the next number).
+    init(
+        id: UInt64 = RequestLifecycle.nextID(), method: HTTPMethod, url: URL?, tags: Set<String> = [],
+        lifetime: Lifetime = .untilFinished, reportsCancellation: Bool = true, identity: RequestIdentity? = nil,
+        progress: ProgressReporter? = nil
+    ) {
+        self.id = id
         self.method = method
         self.url = url
         self.tags = tags
@@ -119,10 +136,13 @@ final class RequestCore: Sendable {
         }
     }
 
-    /// Moves to `.running`, with the call that delivers early outcomes.
-    func begin(_ call: any CallTerminal) {
-        locked {
-            if case .proceed = $0.machine.begin() { $0.call = call }
+    /// Moves to `.running`: from now on an early end is delivered. Keeps `handle` alive until
+    /// the end when the lifetime says the engine owns it.
+    func begin(retaining handle: RequestHandle?) {
+        locked { guarded in
+            guard case .proceed = guarded.machine.begin() else { return }
+            guarded.begun = true
+            guarded.retainedHandle = handle
         }
     }
 
@@ -133,7 +153,7 @@ final class RequestCore: Sendable {
     /// `TernError.timedOut`, which the retry policy may try again; a passed deadline ends the
     /// request with `TernError.deadlineExceeded`.
     func start(
-        idle: TimeInterval, attemptLimit: TimeInterval?, deadline: TimeInterval, onFinished: @escaping @Sendable (RequestCore) -> Void
+        idle: TimeInterval, attemptLimit: TimeInterval?, deadline: TimeInterval, onFinished: @escaping @Sendable (RequestLifecycle) -> Void
     ) {
         let now = DispatchTime.now()
         let (step, alreadyFinished) = locked { guarded in
@@ -196,37 +216,39 @@ final class RequestCore: Sendable {
 
     /// Claims the right to deliver a processed result: `.now` once, and only if nothing else
     /// (cancel, timeout) finished the request first; `.afterSend` while `send` runs, unless
-    /// `deferred` (the claim already runs after it).
-    func claim(deferred: Bool = false) -> CallStateMachine.Delivery {
+    /// `deferred` (the claim already runs after it). With `.now` comes the handle the engine
+    /// kept alive, for the callback.
+    func claim(deferred: Bool = false) -> (delivery: CallStateMachine.Delivery, handle: RequestHandle?) {
         let (delivery, ending) = locked { guarded -> (CallStateMachine.Delivery, Ending?) in
             let delivery = guarded.machine.claim(deferred: deferred)
             return (delivery, delivery == .now ? Self.takeEnding(&guarded) : nil)
         }
         if let ending { announce(ending) }
-        return delivery
+        return (delivery, ending?.handle)
     }
 
     // MARK: - Events from outside the call
 
-    /// A terminal action takes the call and the end observer out of the guarded state with it.
+    /// A terminal action takes the kept handle and the end observer out of the guarded state.
     private static func takeEnding(_ guarded: inout Guarded) -> Ending {
-        defer { guarded.call = nil; guarded.onFinished = nil }
-        return (guarded.call, guarded.onFinished)
+        defer { guarded.retainedHandle = nil; guarded.onFinished = nil }
+        return (guarded.begun, guarded.retainedHandle, guarded.onFinished)
     }
 
     /// Cancels the request for `reason`: it ends with `TernError.cancelled(reason)`, delivered
     /// unless cancellation is silent for it (or `silently` is set). Idempotent, from any phase.
     func cancel(_ reason: TernError.CancellationReason, silently: Bool = false) {
-        guard let call = finishEarly({ $0.cancel(reason) }) else { return }
-        call.cancelled(reason)
-        if reportsCancellation && !silently { call.deliverEarly(.cancelled(reason)) }
+        guard let ending = finishEarly({ $0.cancel(reason) }), ending.begun else { return }
+        cancelled(reason)
+        if reportsCancellation && !silently { deliverEarly(.cancelled(reason), handle: ending.handle) }
     }
 
-    /// Ends the request at once with `error`, delivered through its call (if it has begun one);
+    /// Ends the request at once with `error`, delivered if a call has begun;
     /// with `attempt`, only while that attempt is the current one and running (its adapter or
     /// its body on disk failed).
     func fail(_ error: TernError, attempt number: Int? = nil) {
-        finishEarly { $0.fail(attempt: number) }?.deliverEarly(error)
+        guard let ending = finishEarly({ $0.fail(attempt: number) }), ending.begun else { return }
+        deliverEarly(error, handle: ending.handle)
     }
 
     /// Called by the scheduler when the armed time has come. An idle attempt fails only after its
@@ -239,8 +261,7 @@ final class RequestCore: Sendable {
             let expiry = guarded.machine.deadlinePassed(now: now, lastActivity: lastSignOfLife, asksToHearOut: !heardOut)
             switch expiry {
             case .finishEarly: return (expiry, guarded.machine.timers.total ?? 0, Self.takeEnding(&guarded))
-            case .timeOutAttempt: return (expiry, 0, (guarded.call, nil))
-            case .rearm, .hearOut, .stale: return (expiry, 0, nil)
+            case .timeOutAttempt, .rearm, .hearOut, .stale: return (expiry, 0, nil)
             }
         }
         switch expiry {
@@ -248,10 +269,11 @@ final class RequestCore: Sendable {
             exchange.afterPendingEvents { [self] in deadlinePassed(heardOut: true) }
         case .timeOutAttempt(let attempt, let seconds, let exchange):
             // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
-            ending?.call?.attemptTimedOut(attempt, after: seconds)
+            attemptTimedOut(attempt, after: seconds)
             exchange?.cancel()
         case .finishEarly(let exchange, let change):
-            finishedEarly(exchange: exchange, change, ending)?.deliverEarly(.deadlineExceeded(after: total))
+            guard let ending = finishedEarly(exchange: exchange, change, ending), ending.begun else { return }
+            deliverEarly(.deadlineExceeded(after: total), handle: ending.handle)
         case .rearm(let change):
             apply(change)
         case .stale:
@@ -268,8 +290,8 @@ final class RequestCore: Sendable {
     }
 
     /// Runs an event that may finish the request early; when it does, cancels its exchange and
-    /// deadline and returns the call to deliver the terminal error to (nil if it has none).
-    private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Ending) -> (any CallTerminal)? {
+    /// deadline and returns what the end hands over (nil when it did not end it).
+    private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Ending) -> Ending? {
         let (ending, taken) = locked { guarded -> (CallStateMachine.Ending, Ending?) in
             let ending = event(&guarded.machine)
             guard case .finishEarly = ending else { return (ending, nil) }
@@ -282,19 +304,46 @@ final class RequestCore: Sendable {
     /// Carries out an early finish: progress, timer and exchange stop, the end is announced.
     private func finishedEarly(
         exchange: (any TransportTask)?, _ change: CallStateMachine.TimerChange, _ ending: Ending?
-    ) -> (any CallTerminal)? {
+    ) -> Ending? {
         guard let ending else { return nil }
         progress?.stop()
         apply(change)
         exchange?.cancel()
         announce(ending)
-        return ending.call
+        return ending
     }
 
-    /// Tells the end observer and the call that the request reached `.finished`, outside the
-    /// lock: the call may hold the last reference to the handle.
+    /// Tells the end observer that the request reached `.finished`, and cleans up, outside the lock.
     private func announce(_ ending: Ending) {
         ending.onFinished?(self)
-        ending.call?.ended()
+        if ending.begun { ended() }
+    }
+
+    // MARK: - What the call carries out
+
+    /// Delivers `error`, which ended the request before its attempts did (cancel, timeout, a
+    /// failure inside `send`), with the handle the engine kept; the right to deliver is claimed.
+    func deliverEarly(_ error: TernError, handle: RequestHandle?) {}
+
+    /// The request was cancelled for `reason` (whether or not that is reported to its callback).
+    func cancelled(_ reason: TernError.CancellationReason) {}
+
+    /// Attempt `attempt` went idle for `seconds` or ran out of its own limit
+    /// (`RetryPolicy.attemptTimeout`): it fails with `TernError.timedOut`, which the retry stage
+    /// may try again.
+    func attemptTimedOut(_ attempt: Int, after seconds: TimeInterval) {}
+
+    /// The request reached `.finished`, however it ended (its callback may still be on its way):
+    /// release what it holds outside memory, like temporary files.
+    func ended() {}
+}
+
+extension RequestLifecycle {
+    /// How a terminal result gets the right to be delivered.
+    enum Claim {
+        /// Already claimed (cancel, timeout, an error inside `send`); deliver on the callback queue.
+        case claimed
+        /// Claim when the callback runs; drop it if something else finished the request first.
+        case onDelivery
     }
 }
