@@ -160,7 +160,7 @@ enum Drivers {
     static func curl(connectionsPerHost: Int = 6) -> (tern: any Driver, baseline: any Driver)? {
         #if os(Linux)
         var configuration = ClientConfiguration()
-        configuration.maximumConnectionsPerHost = connectionsPerHost
+        configuration.transportSettings.maximumConnectionsPerHost = connectionsPerHost
         guard let transport = CurlTransport.make(configuration: configuration) else { return nil }
         var onCurl = configuration
         onCurl.transport = transport

@@ -54,7 +54,9 @@ enum Variants {
             ClosureSessionDriver(session: URLSession(configuration: configuration.makeSessionConfiguration())),
             DelegateSessionDriver(configuration: configuration.makeSessionConfiguration()),
             TernDriver(client: Client(configuration: Drivers.onURLSession())),
-            TernDriver(name: "tern-streamed", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .streamed })),
+            TernDriver(
+                name: "tern-streamed",
+                client: Client(configuration: Drivers.onURLSession { $0.transportSettings.urlSession.delivery = .streamed })),
         ]
         let (cpu, rate) = await interleaved(drivers, workloads: workloads, count: count, rounds: rounds)
         for driver in drivers {
@@ -125,8 +127,12 @@ enum HookCost {
 enum DeliveryCost {
     static func run(workloads: Workloads, scale: Double, rounds: Int) async {
         let drivers: [any Driver] = [
-            TernDriver(name: "buffered", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .buffered })),
-            TernDriver(name: "streamed", client: Client(configuration: Drivers.onURLSession { $0.urlSession.delivery = .streamed })),
+            TernDriver(
+                name: "buffered",
+                client: Client(configuration: Drivers.onURLSession { $0.transportSettings.urlSession.delivery = .buffered })),
+            TernDriver(
+                name: "streamed",
+                client: Client(configuration: Drivers.onURLSession { $0.transportSettings.urlSession.delivery = .streamed })),
             SessionDriver(session: URLSession(configuration: Drivers.onURLSession().makeSessionConfiguration())),
         ]
         var figures: [String: [Double]] = [:]

@@ -155,7 +155,7 @@ let runner = options.raw ? RawRunner(base: options.baseURL) : nil
 let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-soak-\(UUID().uuidString)")
 let client = Client(baseURL: options.baseURL) {
     $0.callbackQueue = .queue(callbacks)
-    $0.maximumConnectionsPerHost = options.inFlight
+    $0.transportSettings.maximumConnectionsPerHost = options.inFlight
     $0.timeout = 30
     $0.cacheDirectory = cacheDirectory
 }

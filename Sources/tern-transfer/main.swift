@@ -28,7 +28,7 @@ else {
 let file = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : "/dev/null")
 let client = Client(baseURL: nil) {
     $0.timeout = 600
-    if direct { $0.proxy = .direct }
+    if direct { $0.transportSettings.proxy = .direct }
     $0.callbackQueue = .queue(DispatchQueue(label: "tern-transfer.progress"))
 }
 

@@ -2,25 +2,45 @@ import Foundation
 import Testing
 @testable import Tern
 
-/// A request as several attempts: an internal decide hook forces a second exchange (as a retry
-/// will), and processing that may be slow leaves the transport's thread.
+/// A request as several attempts: a serializer that refuses the first complete answer and a
+/// retry policy that retries whatever fails force a second exchange of a full body, and
+/// processing that may be slow leaves the transport's thread.
 @Suite struct AttemptTests {
+    /// A serializer of `Value` that refuses the first body it gets, then reads bodies as `read` does.
+    static func refusingOnce<Value: Sendable>(_ read: @escaping @Sendable (Data) throws(TernError) -> Value) -> ResponseSerializer<Value> {
+        let calls = Locked(0)
+        return ResponseSerializer<Value>(acceptableContentTypes: nil, emptyValue: nil) { data, _ throws(TernError) in
+            let call = calls.withLock {
+                $0 += 1
+                return $0
+            }
+            guard call > 1 else { throw .decoding(description: "refused once", body: data) }
+            return try read(data)
+        }
+    }
+
+    /// Retries every failure after `delay` seconds, whatever it was.
+    static func retryingEverything(after delay: TimeInterval) -> RetryPolicy {
+        RetryPolicy(maxAttempts: 2, decide: { _ in .retry(after: delay) })
+    }
+
     @Test func aSecondAttemptDiscardsTheFirstBodyAndRestartsProgress() async throws {
         let key = Fixture.uniqueKey("second")
         let progressQueue = DispatchQueue(label: "attempt-progress")
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .queue(progressQueue)
-            $0.afterAttempt = { report in report.attempt == 1 ? .retry(after: 0.05) : .deliver }
+            $0.retryPolicy = Self.retryingEverything(after: 0.05)
         }
         let seen = Locked<[Int64]>([])
-        let counted = try await client.send(Request<JSON>("counted", query: ["key": key]))
-        #expect(counted.json["n"]?.int == 2, "the first attempt's body was discarded")
+        let counted = try await client.send(
+            Request("counted", query: ["key": key], serializer: Self.refusingOnce { data throws(TernError) in try JSON(data: data) }))
+        #expect(counted.value["n"]?.int == 2, "the first attempt's body was discarded")
         #expect(counted.attempt == 2)
 
         // 8 chunks 50 ms apart: each attempt lasts several of the 100 ms between progress reports
         // of a buffered body, so each reports before it ends (4 chunks 20 ms apart could report
         // the second attempt only at its end, under ThreadSanitizer: no restart to see).
-        let request = Request<Data>("slow-pattern", query: ["n": 32768, "chunk": 4096, "interval": 0.05])
+        let request = Request("slow-pattern", query: ["n": 32768, "chunk": 4096, "interval": 0.05], serializer: Self.refusingOnce { $0 })
             .onProgress { progress in if progress.direction == .download { seen.withLock { $0.append(progress.completedBytes) } } }
         let response = try await client.send(request)
         #expect(response.data == TestPattern.bytes(32768))
@@ -34,10 +54,12 @@ import Testing
         let key = Fixture.uniqueKey("gap")
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.afterAttempt = { _ in .retry(after: 30) }
+            $0.retryPolicy = Self.retryingEverything(after: 30)
         }
         let outcomes = Outcomes()
-        let handle = client.send(Request<JSON>("counted", query: ["key": key])) { outcomes.record(0, $0) }
+        let request = Request(
+            "counted", query: ["key": key], serializer: Self.refusingOnce { data throws(TernError) in try JSON(data: data) })
+        let handle = client.send(request) { outcomes.record(0, $0) }
         let deadline = Date().addingTimeInterval(10)
         while handle.core.read(\.waitReason) != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
         #expect(handle.core.read(\.waitReason) == .beforeNextAttempt)
@@ -53,9 +75,9 @@ import Testing
     @Test func theDeadlineCoversTheWaitBetweenAttempts() async throws {
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.afterAttempt = { _ in .retry(after: 30) }
+            $0.retryPolicy = Self.retryingEverything(after: 30)
         }
-        var request = Request<JSON>("json")
+        var request = Request("json", serializer: Self.refusingOnce { data throws(TernError) in try JSON(data: data) })
         request.deadline = 0.5
         let (result, _) = await client.timedResult(request)
         #expect(result.failure == .deadlineExceeded(after: 0.5))

@@ -51,7 +51,7 @@ import Testing
         let request = TransportRequest(URLRequest(url: try #require(URL(string: "http://127.0.0.1:1/"))))
         let exchange: CurlExchange = {
             let tracked = Tracked(released)
-            return CurlExchange(id: 1, request: request, settings: CurlSettings(ClientConfiguration(), curl: curl)) { _ in _ = tracked }
+            return CurlExchange(id: 1, request: request, settings: CurlSettings(TransportSettings(), curl: curl)) { _ in _ = tracked }
         }()
         #expect(released.wait(timeout: .now()) == .timedOut)
         exchange.finish(code: 0, curl: curl, error: URLError(.cancelled))

@@ -9,8 +9,8 @@ import Testing
     func client(_ base: String, _ mode: URLSessionTransport.Delivery, credential: BasicCredential? = nil) -> Client {
         Client(baseURL: base) {
             $0.callbackQueue = .immediate
-            $0.urlSession.delivery = mode
-            $0.credential = credential
+            $0.transportSettings.urlSession.delivery = mode
+            $0.transportSettings.credential = credential
         }
     }
 

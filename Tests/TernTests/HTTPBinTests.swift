@@ -143,7 +143,7 @@ import Testing
 
     @Test func basicAuthWithCredentialsSucceeds() async throws {
         let client = Client(baseURL: try TestServers.httpbin()) {
-            $0.credential = BasicCredential(user: "u", password: "p")
+            $0.transportSettings.credential = BasicCredential(user: "u", password: "p")
         }
         let response = try await client.send(Request<JSON>("basic-auth/u/p", timeout: 10))
         #expect(response.json["authenticated"]?.bool == true)

@@ -15,7 +15,7 @@ import Testing
     func tenThousandRequestsWithRandomStrategiesCancelsAndOwners(acrossRedirects: Bool) async throws {
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .queue(DispatchQueue(label: "lifecycle-stress", attributes: .concurrent))
-            $0.maximumConnectionsPerHost = 16
+            $0.transportSettings.maximumConnectionsPerHost = 16
             $0.timeout = 60
         }
         let count = 10_000

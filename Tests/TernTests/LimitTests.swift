@@ -10,7 +10,7 @@ import TernStubs
         try Client(baseURL: TestServers.fixture()) {
             $0.callbackQueue = .immediate
             $0.maximumResponseSize = limit
-            $0.urlSession.delivery = delivery
+            $0.transportSettings.urlSession.delivery = delivery
             $0.timeout = 30
         }
     }

@@ -23,7 +23,7 @@ import Testing
         let proxyPort = try TestServers.proxyPort()
         let proxied = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.proxy = .http(host: "127.0.0.1", port: proxyPort)
+            $0.transportSettings.proxy = .http(host: "127.0.0.1", port: proxyPort)
             transport.configure(&$0)
         }
         let echoed = try await proxied.send(Request<JSON>("echo", method: .post, body: .json(["city": "Beijing"])))
@@ -33,7 +33,7 @@ import Testing
 
         let excluded = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.proxy = .http(host: "127.0.0.1", port: proxyPort, excluding: ["127.0.0.1"])
+            $0.transportSettings.proxy = .http(host: "127.0.0.1", port: proxyPort, excluding: ["127.0.0.1"])
             transport.configure(&$0)
         }
         let direct = try await excluded.send(Request<JSON>("echo"))
@@ -76,7 +76,7 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8).contains(Self.mark))
         for setting in [ProxyConfiguration.direct, .http(host: "127.0.0.1", port: 9)] {
             let client = Client(baseURL: try TestServers.fixture()) {
-                $0.proxy = setting
+                $0.transportSettings.proxy = setting
                 $0.transport = URLSessionTransport(configuration: $0.makeSessionConfiguration())
             }
             guard case .unsupportedConfiguration(let reason)? = client.configurationError else {

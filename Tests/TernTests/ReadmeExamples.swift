@@ -281,9 +281,9 @@ func readmeMetrics(api: Client) async throws {
 
 func readmePinning(current: PublicKeyPin, backup: PublicKeyPin, caFile: URL) -> Client {
     Client(baseURL: "https://api.example.com") {
-        $0.tls.pinning = ServerPinning(["api.example.com": .publicKeys([current], backups: [backup])])
-        $0.tls.minimumVersion = .v1_2
-        $0.tls.certificateAuthorityFile = caFile   // a private authority, e.g. in staging
+        $0.transportSettings.tls.pinning = ServerPinning(["api.example.com": .publicKeys([current], backups: [backup])])
+        $0.transportSettings.tls.minimumVersion = .v1_2
+        $0.transportSettings.tls.certificateAuthorityFile = caFile   // a private authority, e.g. in staging
     }
 }
 

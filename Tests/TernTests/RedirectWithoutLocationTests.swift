@@ -31,7 +31,7 @@ import Testing
 
     /// URLSession's buffered delivery (a completion handler per task) ends the same way.
     @Test func aBufferedURLSessionTaskEndsTheSameWay() async throws {
-        let client = TransportKind.urlSession.client(try TestServers.fixture()) { $0.urlSession.delivery = .buffered }
+        let client = TransportKind.urlSession.client(try TestServers.fixture()) { $0.transportSettings.urlSession.delivery = .buffered }
         let result = await client.completionResult(Request<Data>("redirect-nowhere", query: ["location": "none"])).0
         guard case .failure(.unacceptableStatus(302, _, _, _)) = result else {
             Issue.record("expected .unacceptableStatus(302), got \(result)")

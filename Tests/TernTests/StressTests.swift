@@ -8,7 +8,7 @@ import Testing
     @Test func thousandConcurrentRequestsEachGetExactlyOneCallback() async throws {
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .queue(DispatchQueue(label: "stress", attributes: .concurrent))
-            $0.maximumConnectionsPerHost = 16
+            $0.transportSettings.maximumConnectionsPerHost = 16
             $0.timeout = 30
         }
         let count = 1_000

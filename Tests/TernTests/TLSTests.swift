@@ -17,7 +17,7 @@ import Testing
         let base = try base ?? TestServers.tls()
         return Client(baseURL: base) {
             $0.callbackQueue = .immediate
-            $0.tls = tls
+            $0.transportSettings.tls = tls
             $0.retryPolicy = retries > 1 ? .exponential(maxAttempts: retries, baseDelay: 0.01) : .none
             TransportKind.curl.configure(&$0)
         }
@@ -115,7 +115,7 @@ import Testing
         let pinned = ServerPinning(["127.0.0.1": .publicKeys([try TestServers.tlsPin("leaf")])])
         let client = Client(baseURL: try TestServers.tls()) {
             $0.callbackQueue = .immediate
-            $0.tls.pinning = pinned
+            $0.transportSettings.tls.pinning = pinned
             $0.transport = URLSessionTransport(configuration: $0.makeSessionConfiguration())
         }
         guard case .unsupportedConfiguration(let reason)? = client.configurationError else {

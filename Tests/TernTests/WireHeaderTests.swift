@@ -14,7 +14,7 @@ import TernStubs
         let client = Client(baseURL: "https://api.example.test/v1") {
             $0.transport = stubs
             $0.callbackQueue = .immediate
-            $0.acceptLanguage = "zh-CN, en;q=0.8"
+            $0.transportSettings.acceptLanguage = "zh-CN, en;q=0.8"
         }
         _ = try await client.send(Request<JSON>("city"))
         var own = Request<JSON>("city", headers: ["User-Agent": "Weather/2.1"])

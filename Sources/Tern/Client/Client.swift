@@ -16,7 +16,7 @@ import Foundation
 /// Thread safety: safe to use from any thread.
 public final class Client: Sendable {
     /// The library version, sent in the default `User-Agent`.
-    public static let version = "0.9.0"
+    public static let version = ternVersion
 
     /// The shared client: default configuration, one session for the whole process; its one-line
     /// `get` calls cancel an older identical GET (`oneLineGetStrategy = .cancelOlder`). Set it up
@@ -61,7 +61,8 @@ public final class Client: Sendable {
         self.exchanges = SharingTransport(transport)
         let unsupported =
             transport is URLSessionTransport
-            ? configuration.tls.unsupportedByURLSession ?? configuration.proxy.unsupportedByURLSession : nil
+            ? configuration.transportSettings.tls.unsupportedByURLSession ?? configuration.transportSettings.proxy.unsupportedByURLSession
+            : nil
         if let reason = SettingCheck.problem(in: configuration) ?? unsupported {
             configurationError = .unsupportedConfiguration(reason)
             FileHandle.standardError.write(Data("Tern: this client cannot send requests: \(reason)\n".utf8))

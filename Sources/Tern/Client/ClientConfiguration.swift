@@ -64,25 +64,6 @@ public struct ClientConfiguration: Sendable {
     /// (a cached entry still answers with `servesStaleOnError`, the retry policy still applies),
     /// or `.waitForConnectivity` within the request's deadline.
     public var offlineBehavior: OfflineBehavior
-    /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
-    public var credential: BasicCredential?
-    /// Where cookies are kept and sent from, for either transport. Default nil:
-    /// `HTTPCookieStorage.shared`. A storage of its own per client keeps two accounts' sessions
-    /// apart (on Linux, `HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier:)`).
-    /// Note that on Linux the storage ignores a cookie's `Path` when choosing what to send.
-    public var cookieStorage: HTTPCookieStorage?
-    /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
-    public var userAgent: String
-    /// The `Accept-Language` header; nil sends none. Default: the user's preferred languages.
-    public var acceptLanguage: String?
-    /// TLS: trusted authorities, minimum version, client certificate and pinning (see
-    /// `TLSConfiguration` for what each transport supports). Default `.default`.
-    public var tls: TLSConfiguration
-    /// The proxy requests go through: the environment's or system's (the default), none, or an
-    /// explicit HTTP proxy (see `ProxyConfiguration`).
-    public var proxy: ProxyConfiguration
-    /// Maximum simultaneous connections to one host (URLSession's `httpMaximumConnectionsPerHost`). Default 6.
-    public var maximumConnectionsPerHost: Int
     /// What to do when a request is sent while an identical one is in flight. Default `.allow`.
     public var repeatStrategy: RepeatStrategy
     /// The repeat strategy of the one-line `get(_:parameters:…)` calls, when set; nil (the
@@ -98,9 +79,6 @@ public struct ClientConfiguration: Sendable {
     public var redirectPolicy: RedirectPolicy
     /// When failed requests are tried again (see `RetryPolicy`). Default `.none`: never.
     public var retryPolicy: RetryPolicy
-    /// Decides after each processed attempt, before the retry policy, whether to deliver or try
-    /// again; for tests of the engine. Default nil.
-    var afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
     /// Whether cancelled requests get a `TernError.cancelled` callback (true, the default) or none.
     public var reportsCancellation: Bool
     /// The largest response body a request may receive into memory, in bytes; nil: no limit.
@@ -108,10 +86,10 @@ public struct ClientConfiguration: Sendable {
     /// crosses it, and the request fails with `TernError.responseTooLarge(limit:)`. Downloads to a
     /// file are not limited. A request may set its own. Default 100 MB.
     public var maximumResponseSize: Int?
-    /// What only the URLSession transport reads: how it delivers bodies, and a last chance to
-    /// adjust its `URLSessionConfiguration`. Ignored by the libcurl transport. Default: streamed
-    /// delivery, no change.
-    public var urlSession: URLSessionTransport.Options
+    /// How the built-in transport reaches servers: `User-Agent` and `Accept-Language`, the Basic
+    /// credential, cookies, TLS, the proxy, connections per host, URLSession's own options (see
+    /// `TransportSettings`). Default: `TransportSettings()`.
+    public var transportSettings: TransportSettings
     /// The transport to use instead of the platform's default built from this configuration
     /// (`URLSessionTransport` on Apple platforms, `CurlTransport` on Linux): a stub in tests, a
     /// custom transport. Default nil.
@@ -160,62 +138,21 @@ public struct ClientConfiguration: Sendable {
         monitors = []
         networkMonitor = nil
         offlineBehavior = .send
-        credential = nil
-        cookieStorage = nil
-        userAgent = "Tern/\(Client.version)"
-        acceptLanguage = Self.preferredLanguages()
-        maximumConnectionsPerHost = 6
-        urlSession = URLSessionTransport.Options()
+        transportSettings = TransportSettings()
         maximumResponseSize = 100 << 20
         repeatStrategy = .allow
         oneLineGetStrategy = nil
         identityHeaders = []
         redirectPolicy = .default
         retryPolicy = .none
-        afterAttempt = nil
         reportsCancellation = true
         transport = nil
         cachePolicy = .disabled
         cacheDirectory = nil
         memoryCache = MemoryCacheSettings()
-        tls = .default
-        proxy = .environment
         diskCache = DiskCache.Configuration()
         diskCacheStore = nil
         diskCache.sizeLimit = 100 << 20
-    }
-
-    /// The headers every request of a client carries unless it sets its own: `User-Agent`,
-    /// `Accept-Encoding` and `Accept-Language`. The built-in transports send them (URLSession
-    /// through its session configuration); for any other transport (`Transport.sendsWireHeaders`
-    /// false: a stub, your own) the client adds them to each request.
-    public var wireHeaders: [String: String] {
-        var headers: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": "gzip, deflate, br"]
-        headers["Accept-Language"] = acceptLanguage
-        return headers
-    }
-
-    private static func preferredLanguages() -> String? {
-        let languages = Locale.preferredLanguages.prefix(3)
-        guard !languages.isEmpty else { return nil }
-        return languages.enumerated().map { index, language in
-            index == 0 ? language : "\(language);q=\(String(format: "%.1f", 1.0 - Double(index) * 0.1))"
-        }.joined(separator: ", ")
-    }
-}
-
-/// A user name and password for HTTP Basic authentication challenges.
-/// Thread safety: a value type, safe to share.
-public struct BasicCredential: Sendable, Hashable {
-    /// The user name.
-    public var user: String
-    /// The password.
-    public var password: String
-
-    /// Creates a credential.
-    public init(user: String, password: String) {
-        self.user = user
-        self.password = password
     }
 }
 

@@ -159,15 +159,13 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
             result = processing.process(outcome, route: route, validating: false)
         case .proceed:
             result = processing.process(outcome, route: route)
-            // Only a failure can be retried (or the engine's test hook decide): a success goes on.
-            let afterAttempt = client.configuration.afterAttempt
-            if result.failure != nil || afterAttempt != nil,
-                case .retry(let delay) = RetryStage(policy: options.retryPolicy, afterAttempt: afterAttempt).decide(
-                    result.map { _ in () }, attempt: route.attempt, method: method, url: (route.request ?? urlRequest).url,
-                    chunksDelivered: destination.hasDelivered,
-                    secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
+            // Only a failure can be retried: a success goes on.
+            if let error = result.failure,
+                case .retry(let delay) = RetryStage(policy: options.retryPolicy).decide(
+                    error, attempt: route.attempt, method: method, url: (route.request ?? urlRequest).url,
+                    chunksDelivered: destination.hasDelivered, secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
             {
-                return retry(after: delay, from: route, error: result.failure)
+                return retry(after: delay, from: route, error: error)
             }
         }
         result = rules?.preprocess(result, context: context) ?? result

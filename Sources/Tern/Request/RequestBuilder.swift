@@ -29,7 +29,7 @@ struct RequestSettings: Sendable {
     var hooks: Hooks? { snapshot?.settings.hooks }
     /// The client's wire headers when its transport does not send them itself (a stub, a custom
     /// transport): then every request carries them, as the wire would; nil otherwise.
-    var bridgeHeaders: [String: String]? { client.transport.sendsWireHeaders ? nil : client.configuration.wireHeaders }
+    var bridgeHeaders: [String: String]? { client.transport.sendsWireHeaders ? nil : client.configuration.transportSettings.wireHeaders }
 }
 
 /// Builds the `URLRequest` for a `Request` under its settings, running the parameter and URL

@@ -31,7 +31,7 @@ public protocol Transport: Sendable {
     var pausesExchanges: Bool { get }
 
     /// Whether the transport itself sends the client's wire headers (`User-Agent`,
-    /// `Accept-Encoding`, `Accept-Language`: `ClientConfiguration.wireHeaders`) on every request
+    /// `Accept-Encoding`, `Accept-Language`: `TransportSettings.wireHeaders`) on every request
     /// that does not set them. Default false: the client then puts them in each `URLRequest`, so a
     /// stub or custom transport sees the headers the wire would carry.
     var sendsWireHeaders: Bool { get }

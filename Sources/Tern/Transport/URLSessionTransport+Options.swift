@@ -17,9 +17,9 @@ extension URLSessionTransport {
         case streamed
     }
 
-    /// The settings only the URLSession transport reads (`ClientConfiguration.urlSession`); the
-    /// libcurl transport and custom ones ignore them. Everything else in `ClientConfiguration`
-    /// is honoured by every built-in transport.
+    /// The settings only the URLSession transport reads (`TransportSettings.urlSession`); the
+    /// libcurl transport and custom ones ignore them. Every other transport setting is honoured
+    /// by both built-in transports.
     /// Thread safety: a value type, safe to share.
     public struct Options: Sendable {
         /// How response bodies reach the client: `.streamed` (the default: chunk by chunk through

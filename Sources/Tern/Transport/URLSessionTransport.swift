@@ -55,17 +55,17 @@ public final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
-    /// The transport a client with `configuration` gets on Apple platforms (and on Linux with
-    /// `TERN_TRANSPORT=urlsession`): its session configuration (`makeSessionConfiguration()`),
-    /// credential, delivery and pins.
-    public static func make(configuration: ClientConfiguration) -> URLSessionTransport {
+    /// The transport a client gets on Apple platforms (and on Linux with
+    /// `TERN_TRANSPORT=urlsession`), built from `settings`: their session configuration
+    /// (`makeSessionConfiguration(idleTimeout:)`), credential, delivery and pins.
+    public static func make(settings: TransportSettings, idleTimeout: TimeInterval = 60) -> URLSessionTransport {
         // Its session configuration carries the wire headers.
         URLSessionTransport(
-            configuration: configuration.makeSessionConfiguration(), credential: configuration.credential,
-            delivery: configuration.urlSession.delivery, pinning: configuration.tls.pinning, sendsWireHeaders: true)
+            configuration: settings.makeSessionConfiguration(idleTimeout: idleTimeout), credential: settings.credential,
+            delivery: settings.urlSession.delivery, pinning: settings.tls.pinning, sendsWireHeaders: true)
     }
 
-    /// True when made by `make(configuration:)`, whose session configuration carries the client's
+    /// True when made by `make(settings:)`, whose session configuration carries the client's
     /// wire headers; false for a session configuration of your own (the client adds them).
     public let sendsWireHeaders: Bool
 

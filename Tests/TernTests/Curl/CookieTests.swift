@@ -14,7 +14,7 @@ import Testing
         defer { jar.cookies?.forEach(jar.deleteCookie) }
         let client = Client(baseURL: base) {
             $0.callbackQueue = .immediate
-            $0.cookieStorage = jar
+            $0.transportSettings.cookieStorage = jar
             transport.configure(&$0)
         }
         let name = "tern_\(transport.rawValue)_\(UInt32.random(in: 0 ... .max))"

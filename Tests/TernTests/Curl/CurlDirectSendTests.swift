@@ -13,7 +13,7 @@ import Testing
     @Test func bodyBytesWaitForTheLoopThread() throws {
         let curl = try LibCurl.loaded.get()
         let request = TransportRequest(URLRequest(url: try #require(URL(string: "http://127.0.0.1:1/"))))
-        let exchange = CurlExchange(id: 1, request: request, settings: CurlSettings(ClientConfiguration(), curl: curl)) { _ in }
+        let exchange = CurlExchange(id: 1, request: request, settings: CurlSettings(TransportSettings(), curl: curl)) { _ in }
         let bytes: [UInt8] = Array("body".utf8)
         exchange.holdEvents()
         #expect(bytes.withUnsafeBufferPointer { exchange.write($0) } == LibCurl.writePause)
@@ -30,7 +30,7 @@ import Testing
         let curl = try LibCurl.loaded.get()
         let url = try #require(URL(string: "http://127.0.0.1:1/"))
         let request = TransportRequest(URLRequest(url: url), destination: .memory(limit: 6))
-        let exchange = CurlExchange(id: 1, request: request, settings: CurlSettings(ClientConfiguration(), curl: curl)) { _ in }
+        let exchange = CurlExchange(id: 1, request: request, settings: CurlSettings(TransportSettings(), curl: curl)) { _ in }
         exchange.holdEvents()
         for line in ["HTTP/1.1 200 OK\r\n", "Content-Encoding: gzip\r\n", "\r\n"] {
             #expect(Array(line.utf8).withUnsafeBufferPointer { exchange.header($0) })
@@ -43,7 +43,7 @@ import Testing
     /// Sequential downloads of a 2 MB body through a client whose requests go out directly: every
     /// body arrives whole and in order, whatever part of it reached the socket during the send.
     @Test func directlySentRequestsGetTheirWholeBody() async throws {
-        let transport = try #require(CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: true))
+        let transport = try #require(CurlTransport.make(settings: TransportSettings(), startsDirectly: true))
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
             $0.transport = transport

@@ -21,7 +21,7 @@ import Testing
     /// can be cancelled without disturbing the others.
     @Test func requestsBeyondTheConnectionLimitGoOutInOrder() async throws {
         var configuration = ClientConfiguration()
-        configuration.maximumConnectionsPerHost = 1
+        configuration.transportSettings.maximumConnectionsPerHost = 1
         let transport = try #require(CurlTransport.make(configuration: configuration))
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
@@ -271,7 +271,7 @@ import Testing
     /// from the loop thread) carry requests, cancels and the final stop.
     @Test(arguments: [true, false])
     func invalidatingCancelsWhatRunsAndRefusesMore(startsDirectly: Bool) async throws {
-        let transport = try #require(CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: startsDirectly))
+        let transport = try #require(CurlTransport.make(settings: TransportSettings(), startsDirectly: startsDirectly))
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
             $0.transport = transport
@@ -369,7 +369,7 @@ import Testing
 /// deadline per request: an answer that does not wake the loop fails its request.
 private func sleepyLoopClient() throws -> (CurlTransport, Client) {
     let transport = try #require(
-        CurlTransport.make(configuration: ClientConfiguration(), startsDirectly: true, idleWaitMilliseconds: 30_000))
+        CurlTransport.make(settings: TransportSettings(), startsDirectly: true, idleWaitMilliseconds: 30_000))
     let client = Client(baseURL: try TestServers.fixture()) {
         $0.callbackQueue = .immediate
         $0.transport = transport

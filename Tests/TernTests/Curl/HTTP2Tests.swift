@@ -21,7 +21,7 @@ import Testing
             CurlTransport.make(
                 configuration: {
                     var configuration = ClientConfiguration()
-                    configuration.tls.certificateAuthorityFile = try TestServers.tlsFile("ca.pem")
+                    configuration.transportSettings.tls.certificateAuthorityFile = try TestServers.tlsFile("ca.pem")
                     return configuration
                 }()))
         let client = Client(baseURL: try TestServers.h2()) {

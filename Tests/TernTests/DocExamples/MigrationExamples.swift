@@ -15,7 +15,7 @@ func afManagers(deviceID: String, current: PublicKeyPin, backup: PublicKeyPin) -
         $0.headers["X-Device"] = deviceID                         // requestSerializer's HTTP headers
         $0.timeout = 20                                           // timeoutInterval
         $0.validation.acceptableContentTypes = ["application/json", "text/json"]   // acceptableContentTypes
-        $0.tls.pinning = ServerPinning(["api.example.com": .publicKeys([current], backups: [backup])])  // AFSecurityPolicy
+        $0.transportSettings.tls.pinning = ServerPinning(["api.example.com": .publicKeys([current], backups: [backup])])  // AFSecurityPolicy
     }
     return api
 }

@@ -9,21 +9,16 @@ import Foundation
 /// hand (a 503 and its `Retry-After`, say), so that answer is delivered now instead.
 struct RetryStage: Sendable {
     let policy: RetryPolicy
-    /// The engine's own test hook (`ClientConfiguration.afterAttempt`); it decides instead.
-    let afterAttempt: (@Sendable (AttemptReport) -> AttemptDecision)?
 
-    /// What to do with attempt `attempt`'s processed `result` (0: the cache answered).
+    /// What to do with the failure `error` of attempt `attempt` (0: the cache answered).
     /// - Parameters:
     ///   - chunksDelivered: Whether streamed chunks of the response were handed over.
     ///   - secondsLeft: Seconds until the request's deadline, nil for none.
     func decide(
-        _ result: Result<Void, TernError>, attempt: Int, method: HTTPMethod, url: URL?, chunksDelivered: Bool,
+        _ error: TernError, attempt: Int, method: HTTPMethod, url: URL?, chunksDelivered: Bool,
         secondsLeft: @autoclosure () -> TimeInterval?
-    ) -> AttemptDecision {
-        if let afterAttempt { return afterAttempt(AttemptReport(attempt: attempt, result: result)) }
-        guard case .failure(let error) = result, attempt > 0, policy.maxAttempts > 1 || policy.decide != nil, !chunksDelivered else {
-            return .deliver
-        }
+    ) -> RetryDecision {
+        guard attempt > 0, policy.maxAttempts > 1 || policy.decide != nil, !chunksDelivered else { return .deliver }
         switch policy.decision(for: RetryContext(method: method, url: url, attempt: attempt, error: error)) {
         case .deliver: return .deliver
         case .retry(let delay):

@@ -1,7 +1,7 @@
 #if canImport(Glibc) || canImport(Musl)
 import Foundation
 
-/// What every exchange of one `CurlTransport` is set up with, from the client configuration.
+/// What every exchange of one `CurlTransport` is set up with, from its `TransportSettings`.
 struct CurlSettings: Sendable {
     /// Headers an exchange carries unless its request sets them (`User-Agent`, …).
     let headers: [String: String]
@@ -18,12 +18,12 @@ struct CurlSettings: Sendable {
     /// not build it (then each exchange builds its own).
     let plainHeaders: CurlHeaderList?
 
-    init(_ configuration: ClientConfiguration, curl: LibCurl) {
-        headers = configuration.wireHeaders
-        credential = configuration.credential
-        cookies = configuration.cookieStorage ?? .shared
-        tls = configuration.tls
-        proxy = configuration.proxy
+    init(_ settings: TransportSettings, curl: LibCurl) {
+        headers = settings.wireHeaders
+        credential = settings.credential
+        cookies = settings.cookieStorage ?? .shared
+        tls = settings.tls
+        proxy = settings.proxy
         plainHeaders = CurlHeaderList(headers, curl: curl)
     }
 

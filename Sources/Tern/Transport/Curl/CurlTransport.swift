@@ -10,7 +10,7 @@ import Foundation
 /// A transport on the system libcurl (Linux), loaded at run time: easy and multi handles driven by
 /// one event-loop thread, without FoundationNetworking's layers in between.
 ///
-/// The default transport of a Linux `Client`; `CurlTransport.make(configuration:)` builds one
+/// The default transport of a Linux `Client`; `CurlTransport.make(settings:)` builds one
 /// explicitly (nil where libcurl cannot be used: no `libcurl.so.4`, or one older than 7.68.0;
 /// `CurlTransport.unavailableReason` says why). Every libcurl handle belongs to the event loop
 /// (`CurlEventLoop`), whose thread drives them; callers put submissions, cancels and pauses in a
@@ -22,10 +22,10 @@ import Foundation
 /// (`curl_easy_pause`).
 /// Redirects are never followed (Tern follows them), bodies come from memory or a file, responses
 /// go to memory (the size limit is enforced as the head and each chunk arrive) or to a file, and
-/// `Accept-Encoding` is decoded by libcurl; the configuration's credential answers Basic (and
+/// `Accept-Encoding` is decoded by libcurl; the settings' credential answers Basic (and
 /// Digest) challenges, and without one a 401 comes back at once; cookies come from and go to the
-/// configuration's `cookieStorage` (`HTTPCookieStorage.shared` by default), as with URLSession
-/// (unless a request turns `httpShouldHandleCookies` off). The configuration's `tls` sets the
+/// settings' `cookieStorage` (`HTTPCookieStorage.shared` by default), as with URLSession
+/// (unless a request turns `httpShouldHandleCookies` off). The settings' `tls` sets the
 /// trusted authorities, the TLS floor, the client certificate and public-key pins
 /// (`CURLOPT_PINNEDPUBLICKEY`, per host); its `proxy` is the environment's (libcurl reads
 /// `http_proxy`, `https_proxy`, `no_proxy`), none, or an explicit one. Every exchange reports
@@ -74,21 +74,21 @@ public final class CurlTransport: Transport {
     public static var libcurlVersion: String? { try? LibCurl.loaded.get().version }
 
     /// A transport, or nil when libcurl cannot be used (see `unavailableReason`).
-    /// - Parameter configuration: The client configuration whose wire headers (`User-Agent`,
-    ///   `Accept-Encoding`, `Accept-Language`), credential, cookie storage, TLS settings, proxy
-    ///   and `maximumConnectionsPerHost` it uses.
-    public static func make(configuration: ClientConfiguration = ClientConfiguration()) -> CurlTransport? {
-        make(configuration: configuration, startsDirectly: true)
+    /// - Parameter settings: The wire headers (`User-Agent`, `Accept-Encoding`,
+    ///   `Accept-Language`), credential, cookie storage, TLS settings, proxy and
+    ///   `maximumConnectionsPerHost` it uses.
+    public static func make(settings: TransportSettings = TransportSettings()) -> CurlTransport? {
+        make(settings: settings, startsDirectly: true)
     }
 
     /// `startsDirectly: false` sends every request from the loop thread (each one wakes it);
     /// `idleWaitMilliseconds` bounds the loop's sleep with nothing running (tests lengthen it, so
     /// that a loop sleeping through an answer cannot go unnoticed).
-    static func make(configuration: ClientConfiguration, startsDirectly: Bool, idleWaitMilliseconds: Int32 = 1000) -> CurlTransport? {
+    static func make(settings: TransportSettings, startsDirectly: Bool, idleWaitMilliseconds: Int32 = 1000) -> CurlTransport? {
         guard let curl = try? LibCurl.loaded.get(), let wakeup = CurlWakeup(), let multi = curl.multiInit() else { return nil }
         let inbox = Locked(Inbox())
         let executor = CurlLoopExecutor(inbox: inbox, wakeup: wakeup)
-        let connectionsPerHost = max(1, configuration.maximumConnectionsPerHost)
+        let connectionsPerHost = max(1, settings.maximumConnectionsPerHost)
         guard
             let loop = CurlEventLoop(
                 curl: curl, multi: multi, wakeup: wakeup, inbox: inbox, executor: executor, connectionsPerHost: connectionsPerHost,
@@ -99,7 +99,7 @@ public final class CurlTransport: Transport {
         }
         return CurlTransport(
             curl: curl, multi: multi, loop: loop, wakeup: wakeup, inbox: inbox, executor: executor,
-            settings: CurlSettings(configuration, curl: curl), connectionsPerHost: connectionsPerHost, startsDirectly: startsDirectly)
+            settings: CurlSettings(settings, curl: curl), connectionsPerHost: connectionsPerHost, startsDirectly: startsDirectly)
     }
 
     /// What every exchange of this transport is set up with.
@@ -152,7 +152,7 @@ public final class CurlTransport: Transport {
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
     public var pausesExchanges: Bool { true }
 
-    /// True: every exchange carries the configuration's wire headers unless its request sets them.
+    /// True: every exchange carries the settings' wire headers unless its request sets them.
     public var sendsWireHeaders: Bool { true }
 
     /// Pauses or resumes reading exchange `id`'s response (`curl_easy_pause` on the loop thread).

@@ -1,11 +1,13 @@
 import Foundation
 
-/// The session configuration of a client's `URLSessionTransport`, built next to the transport.
-extension ClientConfiguration {
+/// The session configuration of a `URLSessionTransport`, built next to the transport.
+extension TransportSettings {
     /// The session configuration Tern uses for a `URLSessionTransport`: no `URLCache` (it costs
     /// about 20% throughput on Linux, never stores anything there, and Tern has its own cache),
-    /// the same wire headers on every platform, and this configuration's knobs.
-    public func makeSessionConfiguration() -> URLSessionConfiguration {
+    /// the same wire headers on every platform, and these settings. `idleTimeout`: the client's
+    /// idle timeout in seconds (`ClientConfiguration.timeout`), which the session's own request
+    /// timeout must not cut short.
+    public func makeSessionConfiguration(idleTimeout: TimeInterval = 60) -> URLSessionConfiguration {
         let session = URLSessionConfiguration.default
         session.urlCache = nil
         // Credentials come from `credential`, per client: no shared store that would let one
@@ -15,7 +17,7 @@ extension ClientConfiguration {
         session.httpAdditionalHeaders = wireHeaders
         session.httpCookieStorage = cookieStorage ?? .shared
         session.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
-        session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: timeout)
+        session.timeoutIntervalForRequest = Platform.sessionTimeout(forDeadline: idleTimeout)
         if let proxies = proxy.connectionProxyDictionary { session.connectionProxyDictionary = proxies }
         #if canImport(Security)
         switch tls.minimumVersion {
