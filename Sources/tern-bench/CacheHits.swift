@@ -13,8 +13,8 @@ enum CacheHits {
             Client(baseURL: baseURL) {
                 $0.callbackQueue = .immediate
                 $0.cachePolicy = policy
-                $0.cacheDirectory = directory.appendingPathComponent(name)
-                $0.memoryCacheLimit = memoryLimit
+                $0.cacheStorage.directory = directory.appendingPathComponent(name)
+                $0.cacheStorage.memoryLimit = memoryLimit
             }
         }
         let request = Request<Data>("1k.json")

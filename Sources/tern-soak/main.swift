@@ -157,7 +157,7 @@ let client = Client(baseURL: options.baseURL) {
     $0.callbackQueue = .queue(callbacks)
     $0.transportSettings.maximumConnectionsPerHost = options.inFlight
     $0.timeout = 30
-    $0.cacheDirectory = cacheDirectory
+    $0.cacheStorage.directory = cacheDirectory
 }
 
 let warmup = min(1_000, options.count / 10)

@@ -39,7 +39,8 @@ let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuratio
     configuration.timeout = 10
     configuration.callbackQueue = .immediate
     // Responses are cached beside the favourites (the home screen reads them first).
-    configuration.cacheDirectory = Favourites(directory: dataDirectory).file.deletingLastPathComponent().appendingPathComponent("cache")
+    configuration.cacheStorage.directory = Favourites(directory: dataDirectory).file.deletingLastPathComponent().appendingPathComponent(
+        "cache")
     if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
     // --verbose: the log of every request on standard error (device ID and other secrets redacted).
     if let logger { configuration.monitors = [logger] }

@@ -72,17 +72,6 @@ import Testing
         #expect(client.runningRequests.isEmpty)
     }
 
-    @Test func theDeadlineCoversTheWaitBetweenAttempts() async throws {
-        let client = Client(baseURL: try TestServers.fixture()) {
-            $0.callbackQueue = .immediate
-            $0.retryPolicy = Self.retryingEverything(after: 30)
-        }
-        var request = Request("json", serializer: Self.refusingOnce { data throws(TernError) in try JSON(data: data) })
-        request.deadline = 0.5
-        let (result, _) = await client.timedResult(request)
-        #expect(result.failure == .deadlineExceeded(after: 0.5))
-    }
-
     /// A slow serializer on one request must not hold back another response of the same client:
     /// the serializer waits for the other request's delivery, which can only come if it runs off
     /// the transport's (serial) thread.

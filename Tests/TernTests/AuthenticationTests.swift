@@ -38,6 +38,19 @@ import Testing
 
     private func tokens(_ key: String) throws -> FixtureTokens { FixtureTokens(base: try TestServers.fixture(), key: key) }
 
+    /// The deadline runs on while a request waits between attempts for a new token: a refresh
+    /// that never ends does not hold the request past it.
+    @Test func theDeadlineCoversTheWaitForANewToken() async throws {
+        var slow = try tokens(Fixture.uniqueKey("deadline-refresh"))
+        slow.delay = 30_000
+        let client = try setUp(slow)
+        var request = Request<JSON>("auth/protected", query: ["key": slow.key])
+        request.deadline = 0.5
+        let (result, seconds) = await client.timedResult(request)
+        #expect(result.failure == .deadlineExceeded(after: 0.5), "\(result)")
+        #expect(seconds < 10, "took \(seconds) s")
+    }
+
     private func sendTwenty(_ client: Client, key: String) async -> Outcomes {
         let outcomes = Outcomes()
         for index in 0..<20 {

@@ -94,7 +94,7 @@ import Testing
         let key = Fixture.uniqueKey("hook-cache")
         let client = Client(baseURL: try TestServers.fixture()) {
             $0.callbackQueue = .immediate
-            $0.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
+            $0.cacheStorage.directory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
             $0.cachePolicy = CachePolicy(read: .cacheElseNetwork, write: .memory, maxAge: 60)
             $0.hooks.rewriteParameters { $0.query["user"] = user.withLock { $0 } }
         }

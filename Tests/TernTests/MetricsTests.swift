@@ -76,7 +76,7 @@ import Testing
         let client = Client(baseURL: base) {
             $0.callbackQueue = .immediate
             $0.cachePolicy = CachePolicy(read: .cacheElseNetwork, write: .memory, maxAge: 60)
-            $0.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-metrics-\(UUID().uuidString)")
+            $0.cacheStorage.directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-metrics-\(UUID().uuidString)")
         }
         let request = Request<Data>("bytes/64")
         let network = try await client.send(request)

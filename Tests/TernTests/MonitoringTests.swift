@@ -75,7 +75,7 @@ import Testing
         let key = Fixture.uniqueKey("monitor-cache")
         let client = try client([recorder]) {
             $0.cachePolicy = CachePolicy(read: .cacheElseNetwork, write: .memory, maxAge: 60)
-            $0.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
+            $0.cacheStorage.directory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
         }
         let request = Request<JSON>("cached", query: ["key": key])
         _ = try await client.send(request)

@@ -48,7 +48,7 @@ import Testing
             $0.callbackQueue = .immediate
             $0.networkMonitor = network.monitor
             $0.offlineBehavior = .failFast
-            $0.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
+            $0.cacheStorage.directory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
         }
         var cached = Request<JSON>("cached", query: ["key": key])
         cached.cachePolicy = CachePolicy(read: .networkOnly, write: .memory, maxAge: 0, servesStaleOnError: true)

@@ -40,7 +40,7 @@ import Testing
         let client = try client {
             $0.retryPolicy = .exponential(maxAttempts: 3, baseDelay: 0.01)
             $0.cachePolicy = CachePolicy(read: .cacheElseNetwork, write: .memory, maxAge: 60)
-            $0.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
+            $0.cacheStorage.directory = FileManager.default.temporaryDirectory.appendingPathComponent(key)
         }
         let request = Request<JSON>("cached", query: ["key": key, "code": 7])
         for _ in 0..<2 {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the memory level of a client's response cache is kept (`ClientConfiguration.memoryCache`).
+/// How the memory level of a client's response cache is kept (`CacheStorageSettings.memory`).
 /// Entries over any limit go least recently used first; an entry that leaves memory may still be
 /// on disk.
 /// Thread safety: a value type, safe to share.
@@ -21,9 +21,9 @@ public struct MemoryCacheSettings: Sendable, Equatable {
 
     /// Why these settings cannot be used, nil when they can.
     var problem: String? {
-        if sizeLimit < 0 { return "memoryCache.sizeLimit must be 0 or more bytes (got \(sizeLimit))" }
-        if countLimit < 0 { return "memoryCache.countLimit must be 0 or more (got \(countLimit))" }
-        if !(ageLimit > 0) { return "memoryCache.ageLimit must be more than 0 seconds, or .infinity (got \(ageLimit))" }
+        if sizeLimit < 0 { return "cacheStorage.memory.sizeLimit must be 0 or more bytes (got \(sizeLimit))" }
+        if countLimit < 0 { return "cacheStorage.memory.countLimit must be 0 or more (got \(countLimit))" }
+        if !(ageLimit > 0) { return "cacheStorage.memory.ageLimit must be more than 0 seconds, or .infinity (got \(ageLimit))" }
         return nil
     }
 }

@@ -70,8 +70,8 @@ public final class Client: Sendable {
             configurationError = nil
         }
         self.responseCache = ResponseCache(
-            directory: configuration.cacheDirectory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
-            memory: configuration.memoryCache, disk: configuration.diskCache, store: configuration.diskCacheStore)
+            directory: configuration.cacheStorage.directory ?? ResponseCache.defaultDirectory(baseURL: configuration.baseURL),
+            memory: configuration.cacheStorage.memory, disk: configuration.cacheStorage.disk, store: configuration.cacheStorage.diskStore)
     }
 
     /// The transport a client gets when its configuration names none.

@@ -1,5 +1,4 @@
 import Foundation
-import TernCache
 
 /// Everything a `Client` is set up with: one server's defaults (an "API team" in YBNetwork's terms).
 ///
@@ -96,32 +95,10 @@ public struct ClientConfiguration: Sendable {
     public var transport: (any Transport)?
     /// The cache policy of requests that set none; `.disabled` by default.
     public var cachePolicy: CachePolicy
-    /// Where the disk cache lives; nil uses `<user caches>/Tern/<app>/<base URL host or "default">`,
-    /// where `<app>` is the bundle identifier (Apple platforms) or the executable's name.
-    public var cacheDirectory: URL?
-    /// How the memory level of the response cache is kept: its size, count and age limits.
-    /// Default: 16 MB (`memoryCacheLimit`), no count or age limit.
-    public var memoryCache: MemoryCacheSettings
-    /// Bytes of responses kept in memory: `memoryCache.sizeLimit`, 16 MB by default.
-    public var memoryCacheLimit: Int {
-        get { memoryCache.sizeLimit }
-        set { memoryCache.sizeLimit = newValue }
-    }
-    /// How the disk level of the response cache is kept: every TernCache setting (count and age
-    /// limits, the inline threshold, a free-space floor, `onEvent`). Default: a 100 MB size
-    /// limit (`diskCacheLimit`), the rest TernCache's defaults.
-    public var diskCache: DiskCache.Configuration
-    /// Bytes of responses kept on disk (least recently used go first): `diskCache.sizeLimit`,
-    /// 100 MB by default.
-    public var diskCacheLimit: Int64 {
-        get { diskCache.sizeLimit }
-        set { diskCache.sizeLimit = newValue }
-    }
-    /// A disk cache you opened yourself (`DiskCache.open`), used as the disk level of the
-    /// client's response cache instead of one opened at `cacheDirectory` with `diskCache`, which
-    /// are then ignored. Several clients can share one: entries are keyed by method, full URL and body.
-    /// Emptying one client's disk cache (`clearDiskCache`) empties it for all of them. Default nil.
-    public var diskCacheStore: DiskCache?
+    /// Where the response cache keeps entries and how much of them: its directory, the limits of
+    /// its memory and disk levels, or a disk cache of your own (see `CacheStorageSettings`).
+    /// Default: `CacheStorageSettings()`.
+    public var cacheStorage: CacheStorageSettings
 
     /// Creates a configuration with the documented defaults.
     public init() {
@@ -148,11 +125,7 @@ public struct ClientConfiguration: Sendable {
         reportsCancellation = true
         transport = nil
         cachePolicy = .disabled
-        cacheDirectory = nil
-        memoryCache = MemoryCacheSettings()
-        diskCache = DiskCache.Configuration()
-        diskCacheStore = nil
-        diskCache.sizeLimit = 100 << 20
+        cacheStorage = CacheStorageSettings()
     }
 }
 

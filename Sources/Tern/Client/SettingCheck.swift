@@ -25,8 +25,7 @@ enum SettingCheck {
             return "retryPolicy.attemptTimeout \(problem)"
         }
         if let problem = sizeLimitProblem(configuration.maximumResponseSize) { return "maximumResponseSize \(problem)" }
-        if let problem = configuration.memoryCache.problem { return problem }
-        if configuration.diskCacheLimit < 0 { return "diskCacheLimit must be 0 or more bytes (got \(configuration.diskCacheLimit))" }
+        if let problem = configuration.cacheStorage.problem { return problem }
         if let base = configuration.baseURL, let problem = baseURLProblem(base) { return problem }
         return nil
     }

@@ -107,8 +107,8 @@ import TernCache
         for threshold in [0, DiskCache.Configuration().inlineThreshold] {
             let directory = CacheFixture.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let client = try CacheFixture.client(policy, directory: directory) { $0.diskCache.inlineThreshold = threshold }
-            #expect(client.configuration.diskCacheLimit == 100 << 20)  // the size limit stays as it was
+            let client = try CacheFixture.client(policy, directory: directory) { $0.cacheStorage.disk.inlineThreshold = threshold }
+            #expect(client.configuration.cacheStorage.diskLimit == 100 << 20)  // the size limit stays as it was
             _ = try await client.send(CacheFixture.resource(Fixture.uniqueKey("inline-\(threshold)")))
             let data = directory.appendingPathComponent("data")
             let files: @Sendable () -> Int = { ((try? FileManager.default.contentsOfDirectory(atPath: data.path)) ?? []).count }
@@ -129,8 +129,8 @@ import TernCache
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try DiskCache.open(directory)
         let ignored = CacheFixture.directory("ignored")
-        let writer = try CacheFixture.client(policy, directory: ignored) { $0.diskCacheStore = store }
-        let reader = try CacheFixture.client(policy, directory: ignored) { $0.diskCacheStore = store }
+        let writer = try CacheFixture.client(policy, directory: ignored) { $0.cacheStorage.diskStore = store }
+        let reader = try CacheFixture.client(policy, directory: ignored) { $0.cacheStorage.diskStore = store }
         let key = Fixture.uniqueKey("injected")
         #expect(try await writer.send(CacheFixture.resource(key)).source == .network)
         #expect(await eventually { (try? store.totalCount()) ?? 0 > 0 }, "the writer stored into the given cache")
@@ -141,16 +141,16 @@ import TernCache
     }
 
     @Test func theMemoryLevelTakesCountAndAgeLimits() async throws {
-        let counted = try CacheFixture.client(policy) { $0.memoryCache = MemoryCacheSettings(countLimit: 2) }
+        let counted = try CacheFixture.client(policy) { $0.cacheStorage.memory = MemoryCacheSettings(countLimit: 2) }
         for index in 0..<4 { _ = try await counted.send(CacheFixture.resource(Fixture.uniqueKey("count-\(index)"))) }
         #expect(counted.responseCache.memory.count == 2)
-        #expect(counted.configuration.memoryCacheLimit == 16 << 20)  // the size limit stays as it was
+        #expect(counted.configuration.cacheStorage.memoryLimit == 16 << 20)  // the size limit stays as it was
         // The age limit reaches the memory level (whose expiry TernCache's own tests time).
-        let aged = try CacheFixture.client(policy) { $0.memoryCache.ageLimit = 90 }
+        let aged = try CacheFixture.client(policy) { $0.cacheStorage.memory.ageLimit = 90 }
         #expect(aged.responseCache.memory.ageLimit == 90 && counted.responseCache.memory.ageLimit == .infinity)
         for mistake in [MemoryCacheSettings(sizeLimit: -1), MemoryCacheSettings(countLimit: -1), MemoryCacheSettings(ageLimit: 0)] {
-            let client = Client(baseURL: "http://127.0.0.1:9") { $0.memoryCache = mistake }
-            #expect(client.configurationError?.description.contains("memoryCache.") == true)
+            let client = Client(baseURL: "http://127.0.0.1:9") { $0.cacheStorage.memory = mistake }
+            #expect(client.configurationError?.description.contains("cacheStorage.memory.") == true)
         }
     }
 

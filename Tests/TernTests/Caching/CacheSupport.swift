@@ -20,7 +20,7 @@ enum CacheFixture {
         return Client(baseURL: base) {
             $0.callbackQueue = .immediate
             $0.cachePolicy = policy
-            $0.cacheDirectory = directory
+            $0.cacheStorage.directory = directory
             configure(&$0)
         }
     }
