@@ -61,8 +61,8 @@ import Testing
             "counted", query: ["key": key], serializer: Self.refusingOnce { data throws(TernError) in try JSON(data: data) })
         let handle = client.send(request) { outcomes.record(0, $0) }
         let deadline = Date().addingTimeInterval(10)
-        while handle.core.read(\.waitReason) != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
-        #expect(handle.core.read(\.waitReason) == .beforeNextAttempt)
+        while handle.lifecycle.read(\.waitReason) != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
+        #expect(handle.lifecycle.read(\.waitReason) == .beforeNextAttempt)
         #expect(handle.phase == .running)
         handle.cancel()
         await outcomes.wait(for: 1)

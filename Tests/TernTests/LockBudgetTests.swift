@@ -3,7 +3,7 @@ import Testing
 
 @testable import Tern
 
-/// What one request costs in takes of its own lock, counted by the core itself (debug builds).
+/// What one request costs in takes of its own lock, counted by the lifecycle itself (debug builds).
 @Suite struct LockBudgetTests {
     /// A GET that is redirected, fails once with a 503, and succeeds on its retry takes its
     /// lock at most 14 times from `send` to its callback: begin, start, the end of `send`; per
@@ -24,7 +24,7 @@ import Testing
         }
         let response = try result.get()
         #expect(response.attempt == 3 && response.redirects.count == 1)
-        let takes = try #require(handle.withLock { $0 }).core.lockTakes
+        let takes = try #require(handle.withLock { $0 }).lifecycle.lockTakes
         #expect(takes <= 14, "\(takes) takes")
     }
 }

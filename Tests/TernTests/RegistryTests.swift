@@ -32,18 +32,18 @@ import Testing
 
     @Test func finishedRequestsAreFreed() async throws {
         weak var weakHandle: RequestHandle?
-        weak var weakCore: RequestLifecycle?
+        weak var weakLifecycle: RequestLifecycle?
         let outcomes = Outcomes()
         do {
             let handle = client.send(Request<JSON>("json")) { outcomes.record(0, $0) }
             weakHandle = handle
-            weakCore = handle.core
+            weakLifecycle = handle.lifecycle
         }
         await outcomes.wait(for: 1)
         try await Task.sleep(milliseconds: 100)
         #expect(outcomes.of(0).count == 1)
         #expect(weakHandle == nil, "the handle outlived its request")
-        #expect(weakCore == nil, "the request state outlived its request")
+        #expect(weakLifecycle == nil, "the request state outlived its request")
     }
 
     @Test func cancelByExactURLMatchesAnyQueryOrderButNotOtherQueries() async throws {

@@ -109,7 +109,7 @@ import Testing
         handles.forEach { $0.cancel() }
         await outcomes.wait(for: 3)
         #expect(outcomes.all.values.allSatisfy { $0.map(\.failure) == [.cancelled(.explicit)] })
-        #expect(client.exchanges.isIdle && client.registry.withLock { $0.cores.isEmpty })
+        #expect(client.exchanges.isIdle && client.registry.withLock { $0.lifecycles.isEmpty })
         // A new identical request starts a new call and succeeds (the cancelled one may or may
         // not have reached the server, before or after it).
         let fresh = try await client.send(Request<JSON>("counted", query: ["key": key, "seconds": 0]).repeating(.share))

@@ -127,7 +127,7 @@ import Testing
         let outcomes = Outcomes()
         let handle = client.send(flaky(key, fail: 5, ["retry_after": 30])) { outcomes.record(0, $0) }
         let deadline = Date().addingTimeInterval(10)
-        while handle.core.read(\.waitReason) != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
+        while handle.lifecycle.read(\.waitReason) != .beforeNextAttempt, Date() < deadline { try await Task.sleep(milliseconds: 10) }
         handle.cancel()
         await outcomes.wait(for: 1)
         #expect(outcomes.of(0).map(\.failure) == [.cancelled(.explicit)])

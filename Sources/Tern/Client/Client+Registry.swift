@@ -3,7 +3,7 @@ import Foundation
 /// The requests a client has in flight: a request enters when it is sent and leaves the moment
 /// it finishes, so the registry never holds a finished request.
 struct Registry {
-    var cores: [UInt64: RequestLifecycle] = [:]
+    var lifecycles: [UInt64: RequestLifecycle] = [:]
 }
 
 /// A snapshot of one request in flight, for debugging and tests.
@@ -38,7 +38,7 @@ public enum URLMatch: Sendable {
 extension Client {
     /// The requests in flight right now, oldest first.
     public var runningRequests: [RunningRequest] {
-        registry.withLock { $0.cores.values.sorted { $0.id < $1.id } }
+        registry.withLock { $0.lifecycles.values.sorted { $0.id < $1.id } }
             .map { RunningRequest(id: $0.id, method: $0.method, url: $0.url, tags: $0.tags, phase: $0.read(\.phase)) }
     }
 
@@ -56,7 +56,7 @@ extension Client {
         else { return 0 }
         let keepingQuery = matching == .exact
         let key = RequestIdentity.canonical(target, keepingQuery: keepingQuery)
-        return cancel { core in core.url.map { RequestIdentity.canonical($0, keepingQuery: keepingQuery) } == key }
+        return cancel { lifecycle in lifecycle.url.map { RequestIdentity.canonical($0, keepingQuery: keepingQuery) } == key }
     }
 
     /// Cancels every request in flight that carries `tag`. Their `.cancelled` callbacks run after
@@ -75,8 +75,8 @@ extension Client {
     }
 
     private func cancel(where matches: (RequestLifecycle) -> Bool) -> Int {
-        let chosen = registry.withLock { $0.cores.values.filter(matches) }
-        for core in chosen { core.cancel(.explicit) }
+        let chosen = registry.withLock { $0.lifecycles.values.filter(matches) }
+        for lifecycle in chosen { lifecycle.cancel(.explicit) }
         return chosen.count
     }
 
@@ -91,25 +91,25 @@ extension Client {
         case duplicate
     }
 
-    /// Enters `core` in the registry, applying its repeat strategy in the same critical section
+    /// Enters `lifecycle` in the registry, applying its repeat strategy in the same critical section
     /// as the lookup (no check-then-act race between two identical sends).
-    func admit(_ core: RequestLifecycle, strategy: RepeatStrategy) -> Admission {
+    func admit(_ lifecycle: RequestLifecycle, strategy: RepeatStrategy) -> Admission {
         let admission = registry.withLock { registry -> Admission in
             // Only cancel-older and ignore-newer look for identical requests in flight.
             func twins() -> [RequestLifecycle] {
-                core.identity.map { identity in registry.cores.values.filter { $0.identity == identity } } ?? []
+                lifecycle.identity.map { identity in registry.lifecycles.values.filter { $0.identity == identity } } ?? []
             }
             switch strategy {
             case .allow, .share:
-                registry.cores[core.id] = core
+                registry.lifecycles[lifecycle.id] = lifecycle
                 return .run(superseding: [])
             case .cancelOlder:
                 let older = twins()
-                registry.cores[core.id] = core
+                registry.lifecycles[lifecycle.id] = lifecycle
                 return .run(superseding: older)
             case .ignoreNewer:
                 guard twins().isEmpty else { return .duplicate }
-                registry.cores[core.id] = core
+                registry.lifecycles[lifecycle.id] = lifecycle
                 return .run(superseding: [])
             }
         }
@@ -117,7 +117,7 @@ extension Client {
     }
 
     /// Takes a finished request out of the registry (admitted requests end here).
-    func leave(_ core: RequestLifecycle) {
-        _ = registry.withLock { $0.cores.removeValue(forKey: core.id) }
+    func leave(_ lifecycle: RequestLifecycle) {
+        _ = registry.withLock { $0.lifecycles.removeValue(forKey: lifecycle.id) }
     }
 }

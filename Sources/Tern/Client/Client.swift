@@ -113,7 +113,7 @@ public final class Client: Sendable {
     /// and releases the session. Later sends fail with `TernError.clientInvalidated`. Idempotent.
     public func invalidate() {
         invalidated.withLock { $0 = true }
-        for core in registry.withLock({ Array($0.cores.values) }) { core.cancel(.clientInvalidated) }
+        for lifecycle in registry.withLock({ Array($0.lifecycles.values) }) { lifecycle.cancel(.clientInvalidated) }
         transport.invalidate()
     }
 }

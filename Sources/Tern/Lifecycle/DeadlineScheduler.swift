@@ -34,7 +34,7 @@ final class DeadlineScheduler: Sendable {
         source.resume()
     }
 
-    /// Calls `core.deadlinePassed()` at `deadline` unless `remove(id)` comes first.
+    /// Calls `lifecycle.deadlinePassed()` at `deadline` unless `remove(id)` comes first.
     func add(_ handle: RequestLifecycle, at deadline: DispatchTime) {
         let nanoseconds = deadline.uptimeNanoseconds
         state.withLock { state in

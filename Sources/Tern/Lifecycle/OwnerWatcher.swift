@@ -12,7 +12,7 @@ final class OwnerWatcher: Sendable {
     static let interval = DispatchTimeInterval.milliseconds(100)
 
     private struct State {
-        var cores: [UInt64: RequestLifecycle] = [:]
+        var lifecycles: [UInt64: RequestLifecycle] = [:]
         var isTicking = false
     }
 
@@ -27,10 +27,10 @@ final class OwnerWatcher: Sendable {
         source.resume()
     }
 
-    /// Watches `core`'s owner until the request finishes.
-    func watch(_ core: RequestLifecycle) {
+    /// Watches `lifecycle`'s owner until the request finishes.
+    func watch(_ lifecycle: RequestLifecycle) {
         state.withLock { state in
-            state.cores[core.id] = core
+            state.lifecycles[lifecycle.id] = lifecycle
             if !state.isTicking {
                 state.isTicking = true
                 timer.source.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(20))
@@ -41,20 +41,20 @@ final class OwnerWatcher: Sendable {
     private func tick() {
         let released = state.withLock { state -> [RequestLifecycle] in
             var released: [RequestLifecycle] = []
-            for (id, core) in state.cores {
-                if core.hasEnded {
-                    state.cores[id] = nil
-                } else if core.lifetime.ownerIsGone {
-                    state.cores[id] = nil
-                    released.append(core)
+            for (id, lifecycle) in state.lifecycles {
+                if lifecycle.hasEnded {
+                    state.lifecycles[id] = nil
+                } else if lifecycle.lifetime.ownerIsGone {
+                    state.lifecycles[id] = nil
+                    released.append(lifecycle)
                 }
             }
-            if state.cores.isEmpty {
+            if state.lifecycles.isEmpty {
                 state.isTicking = false
                 timer.source.schedule(deadline: .distantFuture)
             }
             return released
         }
-        for core in released { core.cancel(.ownerReleased) }
+        for lifecycle in released { lifecycle.cancel(.ownerReleased) }
     }
 }

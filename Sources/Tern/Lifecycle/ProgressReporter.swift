@@ -29,7 +29,7 @@ final class ProgressReporter: Sendable {
     private let queue: CallbackQueue
     private let state = Locked(State())
     /// The request reported on, for the handle delegates receive.
-    private let owner = Locked(WeakCore())
+    private let owner = Locked(WeakLifecycle())
 
     init(queue: CallbackQueue, handler: @escaping @Sendable (RequestHandle?, TransferProgress) -> Void) {
         self.queue = queue
@@ -51,8 +51,8 @@ final class ProgressReporter: Sendable {
     }
 
     /// Names the request reported on (its lifecycle calls this once it exists).
-    func attach(_ core: RequestLifecycle) {
-        owner.withLock { $0.core = core }
+    func attach(_ lifecycle: RequestLifecycle) {
+        owner.withLock { $0.lifecycle = lifecycle }
     }
 
     /// A (new) response began: download counts restart, with its `Content-Length` as the total;
@@ -133,7 +133,7 @@ final class ProgressReporter: Sendable {
                 .filter(\.saysSomething)
         }
         guard !pending.isEmpty else { return }
-        let handle = owner.withLock { $0.core }?.handle
+        let handle = owner.withLock { $0.lifecycle }?.handle
         for progress in pending { handler(handle, progress) }
     }
 }
@@ -144,6 +144,6 @@ extension TransferProgress {
 }
 
 /// A weak reference to a request's lifecycle.
-struct WeakCore: Sendable {
-    weak var core: RequestLifecycle?
+struct WeakLifecycle: Sendable {
+    weak var lifecycle: RequestLifecycle?
 }

@@ -24,33 +24,33 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
         case finished
     }
 
-    let core: RequestLifecycle
+    let lifecycle: RequestLifecycle
 
-    init(core: RequestLifecycle) {
-        self.core = core
+    init(lifecycle: RequestLifecycle) {
+        self.lifecycle = lifecycle
     }
 
     deinit {
-        if core.lifetime.kind == .handleReleased { core.cancel(.handleReleased, silently: true) }
+        if lifecycle.lifetime.kind == .handleReleased { lifecycle.cancel(.handleReleased, silently: true) }
     }
 
     /// A number unique within the process, in creation order.
-    public var id: UInt64 { core.id }
+    public var id: UInt64 { lifecycle.id }
     /// The request's method.
-    public var method: HTTPMethod { core.method }
+    public var method: HTTPMethod { lifecycle.method }
     /// The request's full URL, or nil when it could not be built.
-    public var url: URL? { core.url }
+    public var url: URL? { lifecycle.url }
     /// The request's tags.
-    public var tags: Set<String> { core.tags }
+    public var tags: Set<String> { lifecycle.tags }
     /// Where the request stands now.
-    public var phase: Phase { core.read(\.phase) }
+    public var phase: Phase { lifecycle.read(\.phase) }
     /// Whether the request ended because it was cancelled, by any cancellation API.
     public var isCancelled: Bool { cancellationReason != nil }
     /// Why the request was cancelled, if it was.
-    public var cancellationReason: TernError.CancellationReason? { core.read(\.cancellation) }
+    public var cancellationReason: TernError.CancellationReason? { lifecycle.read(\.cancellation) }
     /// The number of the exchange with the transport now running (or last run): 1 for the first,
     /// more after a followed redirect or a retry; 0 before the first starts or when the cache answered.
-    public var attempt: Int { core.read(\.route.attempt) }
+    public var attempt: Int { lifecycle.read(\.route.attempt) }
     /// Whether its terminal callback has been delivered or claimed.
     public var isFinished: Bool { phase == .finished }
 
@@ -60,16 +60,16 @@ public final class RequestHandle: Sendable, CustomStringConvertible {
     /// Cancels the request. Idempotent; a no-op once it has finished. Its `.cancelled` callback
     /// runs after this returns, never inside it, even when called on the callback's queue.
     public func cancel() {
-        core.cancel(.explicit)
+        lifecycle.cancel(.explicit)
     }
 }
 
 /// The lifecycle's side of its handle.
 extension RequestLifecycle {
-    /// Creates the public handle. The core holds it weakly; the call keeps it alive until
-    /// delivery when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
+    /// Creates the public handle, held weakly; `begin(retaining:)` keeps it alive until the end
+    /// when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
     func makeHandle() -> RequestHandle {
-        let handle = RequestHandle(core: self)
+        let handle = RequestHandle(lifecycle: self)
         weakHandle.handle = handle
         return handle
     }

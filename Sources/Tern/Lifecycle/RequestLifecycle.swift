@@ -21,7 +21,8 @@ import Foundation
 class RequestLifecycle: @unchecked Sendable {
     typealias WaitReason = CallStateMachine.WaitReason
     typealias Route = CallStateMachine.Route
-    private struct Guarded {
+    /// What the request's lock guards (read and changed only by `RequestLifecycle`'s own files).
+    struct Guarded {
         var machine = CallStateMachine()
         /// Whether a call began: only then does an early end deliver anything.
         var begun = false
@@ -36,7 +37,7 @@ class RequestLifecycle: @unchecked Sendable {
 
     /// What a terminal action hands over: whether a call began, the handle it kept, and who
     /// waits for the end.
-    private typealias Ending = (begun: Bool, handle: RequestHandle?, onFinished: (@Sendable (RequestLifecycle) -> Void)?)
+    typealias Ending = (begun: Bool, handle: RequestHandle?, onFinished: (@Sendable (RequestLifecycle) -> Void)?)
 
     /// A number unique within the process, in creation order.
     let id: UInt64
@@ -86,7 +87,7 @@ class RequestLifecycle: @unchecked Sendable {
     // MARK: - Reading the machine
 
     /// Runs `body` under the request's lock.
-    private func locked<T>(_ body: (inout Guarded) -> T) -> T {
+    func locked<T>(_ body: (inout Guarded) -> T) -> T {
         guarded.withLock { guarded in
             #if DEBUG
             guarded.takes += 1
@@ -128,7 +129,7 @@ class RequestLifecycle: @unchecked Sendable {
         }
     }
 
-    private func apply(_ change: CallStateMachine.TimerChange) {
+    func apply(_ change: CallStateMachine.TimerChange) {
         switch change {
         case .keep: break
         case .arm(let at): DeadlineScheduler.shared.add(self, at: at)
@@ -227,98 +228,6 @@ class RequestLifecycle: @unchecked Sendable {
         return (delivery, ending?.handle)
     }
 
-    // MARK: - Events from outside the call
-
-    /// A terminal action takes the kept handle and the end observer out of the guarded state.
-    private static func takeEnding(_ guarded: inout Guarded) -> Ending {
-        defer { guarded.retainedHandle = nil; guarded.onFinished = nil }
-        return (guarded.begun, guarded.retainedHandle, guarded.onFinished)
-    }
-
-    /// Cancels the request for `reason`: it ends with `TernError.cancelled(reason)`, delivered
-    /// unless cancellation is silent for it (or `silently` is set). Idempotent, from any phase.
-    func cancel(_ reason: TernError.CancellationReason, silently: Bool = false) {
-        guard let ending = finishEarly({ $0.cancel(reason) }), ending.begun else { return }
-        cancelled(reason)
-        if reportsCancellation && !silently { deliverEarly(.cancelled(reason), handle: ending.handle) }
-    }
-
-    /// Ends the request at once with `error`, delivered if a call has begun;
-    /// with `attempt`, only while that attempt is the current one and running (its adapter or
-    /// its body on disk failed).
-    func fail(_ error: TernError, attempt number: Int? = nil) {
-        guard let ending = finishEarly({ $0.fail(attempt: number) }), ending.begun else { return }
-        deliverEarly(error, handle: ending.handle)
-    }
-
-    /// Called by the scheduler when the armed time has come. An idle attempt fails only after its
-    /// exchange has delivered what it already received (`heardOut`): a transport whose events
-    /// wait for a queue that a busy process holds up is not a silent server.
-    func deadlinePassed(heardOut: Bool = false) {
-        let now = DispatchTime.now()
-        let lastSignOfLife = signsOfLife.latest(now: now)
-        let (expiry, total, ending) = locked { guarded -> (CallStateMachine.Expiry, TimeInterval, Ending?) in
-            let expiry = guarded.machine.deadlinePassed(now: now, lastActivity: lastSignOfLife, asksToHearOut: !heardOut)
-            switch expiry {
-            case .finishEarly: return (expiry, guarded.machine.timers.total ?? 0, Self.takeEnding(&guarded))
-            case .timeOutAttempt, .rearm, .hearOut, .stale: return (expiry, 0, nil)
-            }
-        }
-        switch expiry {
-        case .hearOut(let exchange):
-            exchange.afterPendingEvents { [self] in deadlinePassed(heardOut: true) }
-        case .timeOutAttempt(let attempt, let seconds, let exchange):
-            // Timeout first: libcurl's instant cancel would otherwise be reported first, as a cancel.
-            attemptTimedOut(attempt, after: seconds)
-            exchange?.cancel()
-        case .finishEarly(let exchange, let change):
-            guard let ending = finishedEarly(exchange: exchange, change, ending), ending.begun else { return }
-            deliverEarly(.deadlineExceeded(after: total), handle: ending.handle)
-        case .rearm(let change):
-            apply(change)
-        case .stale:
-            break
-        }
-    }
-
-    /// Pauses (or resumes) reading the running exchange's response: a streamed body's reader
-    /// has fallen behind (or caught up).
-    func setExchangePaused(_ paused: Bool) {
-        guard let exchange = read(\.exchange) else { return }
-        signsOfLife.setHeldByReader(paused)
-        if paused { exchange.suspend() } else { exchange.resume() }
-    }
-
-    /// Runs an event that may finish the request early; when it does, cancels its exchange and
-    /// deadline and returns what the end hands over (nil when it did not end it).
-    private func finishEarly(_ event: (inout CallStateMachine) -> CallStateMachine.Ending) -> Ending? {
-        let (ending, taken) = locked { guarded -> (CallStateMachine.Ending, Ending?) in
-            let ending = event(&guarded.machine)
-            guard case .finishEarly = ending else { return (ending, nil) }
-            return (ending, Self.takeEnding(&guarded))
-        }
-        guard case .finishEarly(let exchange, let change) = ending else { return nil }
-        return finishedEarly(exchange: exchange, change, taken)
-    }
-
-    /// Carries out an early finish: progress, timer and exchange stop, the end is announced.
-    private func finishedEarly(
-        exchange: (any TransportTask)?, _ change: CallStateMachine.TimerChange, _ ending: Ending?
-    ) -> Ending? {
-        guard let ending else { return nil }
-        progress?.stop()
-        apply(change)
-        exchange?.cancel()
-        announce(ending)
-        return ending
-    }
-
-    /// Tells the end observer that the request reached `.finished`, and cleans up, outside the lock.
-    private func announce(_ ending: Ending) {
-        ending.onFinished?(self)
-        if ending.begun { ended() }
-    }
-
     // MARK: - What the call carries out
 
     /// Delivers `error`, which ended the request before its attempts did (cancel, timeout, a
@@ -336,14 +245,4 @@ class RequestLifecycle: @unchecked Sendable {
     /// The request reached `.finished`, however it ended (its callback may still be on its way):
     /// release what it holds outside memory, like temporary files.
     func ended() {}
-}
-
-extension RequestLifecycle {
-    /// How a terminal result gets the right to be delivered.
-    enum Claim {
-        /// Already claimed (cancel, timeout, an error inside `send`); deliver on the callback queue.
-        case claimed
-        /// Claim when the callback runs; drop it if something else finished the request first.
-        case onDelivery
-    }
 }

@@ -53,7 +53,7 @@ extension Client {
         request.chunkHandler = { handle, chunk, _ in
             switch parser.withLock({ parser in Result { () throws(TernError) in try parser.feed(chunk) } }) {
             case .success(let events): events.forEach(onEvent)
-            case .failure(let error): handle?.core.fail(error)  // an event over its limit ends the stream
+            case .failure(let error): handle?.lifecycle.fail(error)  // an event over its limit ends the stream
             }
         }
         return send(request, queue: queue, completion: completion)
@@ -83,7 +83,7 @@ extension Client {
             }
             switch events {
             case .success(let events): for event in events { delegate.request(handle, didReceive: event) }
-            case .failure(let error): handle.core.fail(error)  // an event over its limit ends the stream
+            case .failure(let error): handle.lifecycle.fail(error)  // an event over its limit ends the stream
             }
         }
         return send(request, delegate: delegate, queue: queue)

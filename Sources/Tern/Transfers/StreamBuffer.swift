@@ -56,8 +56,8 @@ final class StreamBuffer: Sendable {
             return (nil, state.handle, nil)
         }
         waiter?.resume(returning: chunk)
-        pause?.core.setExchangePaused(true)
-        if let overflow, let hardLimit { overflow.core.fail(.responseTooLarge(limit: hardLimit)) }
+        pause?.lifecycle.setExchangePaused(true)
+        if let overflow, let hardLimit { overflow.lifecycle.fail(.responseTooLarge(limit: hardLimit)) }
     }
 
     /// The request ended.
@@ -106,7 +106,7 @@ final class StreamBuffer: Sendable {
             state.paused = false
             return (taken, state.handle)
         }
-        resume?.core.setExchangePaused(false)
+        resume?.lifecycle.setExchangePaused(false)
         return taken
     }
 

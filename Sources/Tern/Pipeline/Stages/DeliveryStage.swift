@@ -68,15 +68,15 @@ extension Call {
 
     /// A request that failed inside `send`: its callback runs after `send` returns.
     static func failedInsideSend(
-        _ core: RequestLifecycle, _ error: TernError, queue: CallbackQueue,
+        _ lifecycle: RequestLifecycle, _ error: TernError, queue: CallbackQueue,
         completion: @escaping Completion
     ) -> RequestHandle {
-        let handle = core.makeHandle()
-        core.fail(error)  // no call has begun: this only marks it finished; delivered below
-        let retainedHandle = core.retainsHandle ? handle : nil
+        let handle = lifecycle.makeHandle()
+        lifecycle.fail(error)  // no call has begun: this only marks it finished; delivered below
+        let retainedHandle = lifecycle.retainsHandle ? handle : nil
         queue.performLater { [weak handle] in
             let handle = retainedHandle ?? handle
-            if core.lifetime.kind != .detached || handle != nil { completion(handle, .failure(error)) }
+            if lifecycle.lifetime.kind != .detached || handle != nil { completion(handle, .failure(error)) }
         }
         return handle
     }
@@ -108,5 +108,15 @@ extension Call {
                     statusCode: response?.statusCode, error: result.failure, source: response?.source,
                     duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
                     attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
+    }
+}
+
+extension RequestLifecycle {
+    /// How a terminal result gets the right to be delivered.
+    enum Claim {
+        /// Already claimed (cancel, timeout, an error inside `send`); deliver on the callback queue.
+        case claimed
+        /// Claim when the callback runs; drop it if something else finished the request first.
+        case onDelivery
     }
 }

@@ -25,8 +25,8 @@ extension Call {
             guard !client.isInvalidated else { throw TernError.clientInvalidated }
             try download?.checkDestination()
         } catch {
-            let core = RequestLifecycle(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
-            return failedInsideSend(core, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
+            let lifecycle = RequestLifecycle(method: request.method, url: nil, tags: tags, lifetime: request.lifetime)
+            return failedInsideSend(lifecycle, error as? TernError ?? .clientInvalidated, queue: queue, completion: completion)
         }
         let strategy = options.repeatStrategy
         let progress = ProgressReporter.forRequest(request, queue: progressQueue)
