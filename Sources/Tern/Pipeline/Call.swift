@@ -27,6 +27,8 @@ import Foundation
 /// With no hooks and a small body the whole path stays on the thread that produced the response:
 /// no `Task`, no hop.
 /// Thread safety: safe to use from any thread; stages of one call run one after another.
+// Sendable: every stored property it adds to its `RequestLifecycle` is a constant of a Sendable
+// type; what changes lives in the lifecycle's lock.
 final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     typealias Completion = @Sendable (RequestHandle?, Result<Response<Value>, TernError>) -> Void
     typealias CacheHit = @Sendable (RequestHandle?, Response<Value>) -> Void
@@ -170,7 +172,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         }
         result = rules?.preprocess(result, context: context) ?? result
         if case .success(let response) = result { store(response) }
-        deliver(RetryStage.counted(result, route: route), claim: .onDelivery, context: context)
+        deliver(RetryStage.counted(result, route: route), context: context)
     }
 
     private func store(_ response: Response<Value>) {
@@ -183,8 +185,11 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
 
     // MARK: An early end, carried out for the lifecycle
 
+    /// Delivers an error that ended the request early (cancel, timeout). A cancel comes from a
+    /// caller's own call (`cancel`, `cancel(tag:)`, a newer request, an owner's `deinit`): its
+    /// callback runs after that call returns, never inside it, whatever the queue.
     override func deliverEarly(_ error: TernError, handle: RequestHandle?) {
-        deliverEarly(error, kept: handle)
+        hand(.failure(error), claim: .claimed, handle: handle, later: error.isCancelled)
     }
 
     override func cancelled(_ reason: TernError.CancellationReason) {

@@ -4,17 +4,17 @@ import Foundation
 /// never inside `send`, never after a cancel won, never to a released owner — after any
 /// main-thread preprocessing; and a cache-then-network hit before it.
 extension Call {
-    /// Delivers the terminal result on the callback queue: never inside `send`, never after a
-    /// cancel won, never to a released owner.
-    func deliver(_ result: Result<Response<Value>, TernError>, claim: Claim, context: ResponseContext? = nil) {
-        if claim == .onDelivery, let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
+    /// Delivers a processed result on the callback queue, claimed when its callback runs: never
+    /// inside `send`, never after a cancel won, never to a released owner.
+    func deliver(_ result: Result<Response<Value>, TernError>, context: ResponseContext? = nil) {
+        if let main = hooks?.mainThreadPreprocessors, !main.isEmpty {
             // The main-thread preprocessors, then the callback on its queue (inline on main).
             Task { @MainActor [self] in
                 guard !hasEnded else { return }
                 hand(ResponseHooksStage.preprocessOnMain(result, context: context, with: main), claim: .onDelivery)
             }
         } else {
-            hand(result, claim: claim)
+            hand(result, claim: .onDelivery)
         }
     }
 
@@ -57,13 +57,6 @@ extension Call {
                 break
             }
         }
-    }
-
-    /// Delivers an error that ended the request early (cancel, timeout). A cancel comes from a
-    /// caller's own call (`cancel`, `cancel(tag:)`, a newer request, an owner's `deinit`): its
-    /// callback runs after that call returns, never inside it, whatever the queue.
-    func deliverEarly(_ error: TernError, kept handle: RequestHandle?) {
-        hand(.failure(error), claim: .claimed, handle: handle, later: error.isCancelled)
     }
 
     /// A request that failed inside `send`: its callback runs after `send` returns.
