@@ -80,7 +80,7 @@ import Testing
             request: URLRequest(url: Self.url), head: raw.head, data: raw.data, value: .int(21),
             timing: Timing(start: Date(), duration: 0), source: .network, attempt: 1, redirects: [], metrics: nil)
         #expect(try stage.preprocess(.success(response), context: context).get().value.int == 42)
-        let refused = stage.preprocess(.success(response.replacingValue(.string("x"))), context: context).failure
+        let refused = stage.preprocess(.success(Response(response, value: JSON.string("x"))), context: context).failure
         guard case .rejected(let name, _) = refused else {
             Issue.record("expected the doubling hook's refusal, got \(String(describing: refused))")
             return

@@ -15,17 +15,8 @@ struct RequestIdentity: Hashable, Sendable {
     /// Headers that always take part: the ones that carry who is asking.
     static let credentialHeaders: Set<String> = ["authorization", "cookie"]
 
-    /// This identity made unlike any other (a body on disk that is not compared byte by byte).
-    func unique() -> RequestIdentity {
-        RequestIdentity(method: method, url: url, body: Data(UUID().uuidString.utf8), headers: headers)
-    }
-
-    private init(method: String, url: String, body: Data?, headers: [String]) {
-        self.method = method
-        self.url = url
-        self.body = body
-        self.headers = headers
-    }
+    /// An identity unlike any other (a body on disk, which is not compared byte by byte).
+    static func unique() -> RequestIdentity { RequestIdentity(key: UUID().uuidString) }
 
     init(key: String) {
         method = ""
@@ -34,13 +25,14 @@ struct RequestIdentity: Hashable, Sendable {
         headers = []
     }
 
-    init(_ request: URLRequest, headerNames: Set<String> = credentialHeaders) {
+    /// The identity of `request`, with the credential headers and the `named` ones.
+    init(_ request: URLRequest, naming named: Set<String> = []) {
+        let names = Self.credentialHeaders.union(named.map { $0.lowercased() })
         method = request.httpMethod ?? "GET"
         body = request.httpBody
         url = request.url.map { Self.canonical($0, keepingQuery: true) } ?? ""
-        let fields = request.allHTTPHeaderFields ?? [:]
-        headers = fields.compactMap { name, value in
-            headerNames.contains(name.lowercased()) ? name.lowercased() + ":" + value : nil
+        headers = (request.allHTTPHeaderFields ?? [:]).compactMap { name, value in
+            names.contains(name.lowercased()) ? name.lowercased() + ":" + value : nil
         }.sorted()
     }
 
@@ -56,15 +48,6 @@ struct RequestIdentity: Hashable, Sendable {
                 self.init(urlRequest, naming: clientHeaders.union(request.identityHeaders))
             }
         }
-    }
-
-    /// The identity of `request`, with the credential headers and the `named` ones.
-    init(_ request: URLRequest, naming named: Set<String>) {
-        self.init(
-            request,
-            headerNames: named.isEmpty
-                ? Self.credentialHeaders
-                : Self.credentialHeaders.union(named.map { $0.lowercased() }))
     }
 
     /// The URL with lower-cased scheme and host, no fragment, and its query pairs sorted (or no

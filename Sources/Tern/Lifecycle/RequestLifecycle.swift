@@ -170,16 +170,13 @@ class RequestLifecycle: @unchecked Sendable {
     /// Marks the end of `send`; callbacks may run inline from now on.
     func markSent() { locked { $0.machine.markSent() } }
 
-    /// Numbers the attempt after `previous` (0 before the first), which sends `request` after
-    /// `redirect` (its exchange took `took` s), if any: its route, or nil once not running or
-    /// past `previous`.
+    /// `CallStateMachine.nextAttempt`: the new attempt's route, or nil once not running or past `previous`.
     func nextAttempt(after previous: Int, sending request: URLRequest, following redirect: (Redirect, took: TimeInterval)? = nil) -> Route?
     {
         step { $0.nextAttempt(after: previous, sending: request, following: redirect, now: .now()) }
     }
 
-    /// Attempt `number`'s adapters made `request` of it; false (send nothing) when the request
-    /// ended or moved on meanwhile.
+    /// `CallStateMachine.adapted`: false (send nothing) when the request ended or moved on meanwhile.
     func adapted(_ request: URLRequest, attempt number: Int) -> Bool {
         step { $0.adapted(request, attempt: number) } != nil
     }
@@ -190,9 +187,8 @@ class RequestLifecycle: @unchecked Sendable {
         if step({ $0.attach(exchange, attempt: number) }) == nil { exchange.cancel() }
     }
 
-    /// The last attempt (`number`, or the cache read when nil) is done: running → completing, and
-    /// the deadline is put aside. Its route and the request's deadline, or nil when the request
-    /// ended or moved on meanwhile.
+    /// `CallStateMachine.complete`, the deadline put aside: the route and the request's deadline,
+    /// or nil when the request ended or moved on meanwhile.
     func complete(attempt number: Int?) -> (route: Route, deadline: DispatchTime?)? {
         var deadline: DispatchTime?
         let route = step { machine in
@@ -202,15 +198,12 @@ class RequestLifecycle: @unchecked Sendable {
         return route.map { ($0, deadline) }
     }
 
-    /// A processed result asks for another attempt: completing → waiting, with the deadline
-    /// armed again — except while suspended (held at a `RestartGate`, which may take as long as a
-    /// user takes to log in). False when a cancel came first.
+    /// `CallStateMachine.wait`: false when a cancel came first.
     func wait(_ reason: WaitReason) -> Bool {
         step { $0.wait(reason) } != nil
     }
 
-    /// The wait is over: waiting → running; a suspended request gets a fresh deadline. False when
-    /// a cancel or the deadline came first.
+    /// `CallStateMachine.resume`: false when a cancel or the deadline came first.
     func resume() -> Bool {
         step { $0.resume(now: .now()) } != nil
     }

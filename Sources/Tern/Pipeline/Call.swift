@@ -39,7 +39,8 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     let queue: CallbackQueue
     /// Every option of the request, resolved once (request ▸ group ▸ client).
     let options: CallOptions
-    let serializer: ResponseSerializer<Value>
+    /// Validation and decoding, with the request's serializer (ProcessStage.swift).
+    let processing: ProcessStage<Value>
     let plan: CachePlan?
     /// The hooks of the request, its group and its client; nil when there are none.
     let hooks: HookChain?
@@ -64,7 +65,9 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         let id = RequestLifecycle.nextID()
         self.client = client
         self.urlRequest = urlRequest
-        self.serializer = request.serializer.using(options.settings.decoder)
+        self.processing = ProcessStage(
+            serializer: request.serializer.using(options.settings.decoder), validation: options.validation, method: request.method,
+            destination: destination, request: urlRequest, started: started)
         self.options = options
         self.queue = queue
         // Bodies in files, either way, and streamed bodies are not cached.

@@ -78,7 +78,7 @@ extension Call {
     /// queue: never inside `send`, never after the request finished or was cancelled; then runs
     /// `next` (at once when there is no hit to deliver).
     func deliverHit(_ raw: RawResponse, then next: @escaping @Sendable () -> Void) {
-        guard let cacheHit, let value = try? serializer.value(from: raw.data, head: raw.head, method: method)
+        guard let cacheHit, let value = try? processing.serializer.value(from: raw.data, head: raw.head, method: method)
         else { return next() }
         let response = processing.response(raw, value: value, route: nil)
         let run = isInsideSend ? queue.performLater : queue.perform

@@ -35,7 +35,7 @@ extension Call {
             ? nil
             : RequestIdentity(for: request, urlRequest, strategy: strategy, naming: client.configuration.identityHeaders)
         // A body on disk is not compared: an upload is never identical to another one.
-        if upload != nil, request.repeatKey == nil { identity = identity?.unique() }
+        if upload != nil, request.repeatKey == nil, identity != nil { identity = .unique() }
         let call = Call(
             request, urlRequest, client: client, options: options, hooks: hooks, identity: identity, progress: progress,
             queue: queue, started: started, destination: destination(of: request, download, options: options, queue: queue),

@@ -68,15 +68,6 @@ struct ProcessStage<Value: Sendable> {
     }
 }
 
-extension Call {
-    /// The process stage of this call.
-    var processing: ProcessStage<Value> {
-        ProcessStage(
-            serializer: serializer, validation: options.validation, method: method, destination: destination,
-            request: urlRequest, started: started)
-    }
-}
-
 /// Body sizes above which decoding leaves the transport's thread.
 ///
 /// Measured with `tern-bench --micro` (release, this 2-core VM): a hop to a global queue and back

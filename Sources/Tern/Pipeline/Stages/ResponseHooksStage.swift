@@ -66,7 +66,7 @@ struct ResponseHooksStage<Value: Sendable> {
             case .success(let response):
                 guard let context else { continue }
                 do {
-                    result = .success(response.replacingValue(try success(each, response.value, context)))
+                    result = .success(Response(response, value: try success(each, response.value, context)))
                 } catch {
                     result = .failure(.fromHook(hook(each), error))
                 }
@@ -75,20 +75,5 @@ struct ResponseHooksStage<Value: Sendable> {
             }
         }
         return result
-    }
-}
-
-extension Result {
-    /// The error, if this is a failure.
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
-extension Response {
-    /// The same response with another value (a preprocessor's).
-    func replacingValue(_ value: Value) -> Response {
-        Response(self, value: value)
     }
 }

@@ -38,15 +38,11 @@ final class ProgressReporter: Sendable {
 
     /// The reporter for `request`'s progress handler and observer, nil when it has neither.
     static func forRequest<Value>(_ request: Request<Value>, queue: CallbackQueue) -> ProgressReporter? {
-        switch (request.progress, request.progressObserver) {
-        case (nil, nil): nil
-        case (let handler?, nil): ProgressReporter(queue: queue) { _, progress in handler(progress) }
-        case (nil, let observer?): ProgressReporter(queue: queue, handler: observer)
-        case (let handler?, let observer?):
-            ProgressReporter(queue: queue) { handle, progress in
-                handler(progress)
-                observer(handle, progress)
-            }
+        let (handler, observer) = (request.progress, request.progressObserver)
+        if handler == nil, observer == nil { return nil }
+        return ProgressReporter(queue: queue) { handle, progress in
+            handler?(progress)
+            observer?(handle, progress)
         }
     }
 
