@@ -35,5 +35,10 @@ let package = Package(
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernStubs", "TernCache", "TernChildProcess"]),
         .testTarget(name: "TernStubsTests", dependencies: ["Tern", "TernStubs"]),
         .testTarget(name: "TernCacheTests", dependencies: ["TernCache", "TernChildProcess"]),
+        // Stand-ins that declare the names Alamofire and Moya share with Tern: a file importing
+        // them beside Tern compiles as the migration guide shows. Test support, not products.
+        .target(name: "AlamofireNames", path: "Tests/StandIns/AlamofireNames"),
+        .target(name: "MoyaNames", path: "Tests/StandIns/MoyaNames"),
+        .testTarget(name: "CoexistenceTests", dependencies: ["Tern", "TernStubs", "AlamofireNames", "MoyaNames"]),
     ]
 )

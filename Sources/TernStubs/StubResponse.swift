@@ -43,6 +43,24 @@ public struct StubResponse: Sendable {
             body: (try? encoder.encode(value)) ?? Data("null".utf8))
     }
 
+    /// A JSON object body from a dictionary of strings, numbers, bools, arrays, nested
+    /// dictionaries and `NSNull`, as `RequestBody.json` takes it. A value that is not JSON answers
+    /// 500 saying which. A literal is read as a `JSON` literal instead, which nests and mixes.
+    @_disfavoredOverload
+    public static func json(_ object: Parameters, status: Int = 200) -> StubResponse {
+        do {
+            return .json(try JSON(foundation: object), status: status)
+        } catch {
+            return .string("TernStubs: the stub's JSON body cannot be written: \(String(describing: error))", status: 500)
+        }
+    }
+
+    /// A JSON body from a `JSON` value or literal, nested and mixed as JSON itself is:
+    /// `.json(["slideshow": ["title": "Demo", "slides": [["title": "one"]]], "count": 3])`.
+    public static func json(_ value: JSON, status: Int = 200) -> StubResponse {
+        StubResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(value.description.utf8))
+    }
+
     /// A JSON body written as text.
     public static func json(text: String, status: Int = 200) -> StubResponse {
         StubResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))

@@ -21,7 +21,7 @@ import TernStubs
     }
 
     @Test func matchesMethodPathQueryAndAnswersJSON() async throws {
-        stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": "3"]))
+        stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": 3]))
         let response = try await client.send(Request<JSON>("weather", query: ["city": "101010100", "lang": "zh"]))
         #expect(response.json["city"]?.string == "北京")
         #expect(response.header("Content-Type") == "application/json")
@@ -30,6 +30,28 @@ import TernStubs
         #expect(wrongMethod.failure?.underlyingError?.code == .resourceUnavailable)
         let wrongQuery = await result(Request<JSON>("weather", query: ["city": "1"]))
         #expect(wrongQuery.failure?.underlyingError?.code == .resourceUnavailable)
+    }
+
+    /// The literals a request body takes, a stub answer takes: nested and mixed (as `JSON`
+    /// literals), top-level arrays, `JSON` values, and dictionaries of Foundation values; a value
+    /// that is not JSON is a 500 that says so, not a silent `null`.
+    @Test func jsonAnswersTakeMixedLiteralsAndJSONValues() async throws {
+        stubs.stub(.get("/v1/slideshow"), .json(["slideshow": ["title": "Demo", "slides": [["title": "one"]], "count": 3]]))
+        stubs.stub(.get("/v1/list"), .json([1, "two", ["three": true], .null]))
+        stubs.stub(.get("/v1/value"), .json(JSON.object(["ok": .bool(true)])))
+        let notJSON: Parameters = ["when": Date(), "count": 1]  // a Date is Encodable, but not a JSON value
+        stubs.stub(.get("/v1/bad"), .json(notJSON))
+        let slideshow = try await client.send(Request<JSON>("slideshow")).value["slideshow"]
+        #expect(slideshow?["title"]?.string == "Demo" && slideshow?["count"]?.int == 3)
+        #expect(slideshow?["slides"]?[0]?["title"]?.string == "one")
+        let list = try await client.send(Request<JSON>("list")).value
+        #expect(list == .array([.int(1), .string("two"), .object(["three": .bool(true)]), .null]))
+        #expect(try await client.send(Request<JSON>("value")).value["ok"] == .bool(true))
+        let bad = await result(Request<String>("bad")).failure
+        #expect(bad?.statusCode == 500, "\(String(describing: bad))")
+        var explained = Request<String>("bad")
+        explained.validation = ResponseValidation(acceptableStatusCodes: [500])
+        #expect(try await client.send(explained).value.contains("is not a JSON value"))
     }
 
     @Test func anUnmatchedRequestFailsWithAnErrorNamingIt() async {

@@ -65,7 +65,8 @@ import Testing
                 request: .init(method: "GET", url: URL(string: "https://api.example.com/v1/me?token=abc"))),
             .unacceptableContentType("text/html", body: body),
             .decoding(description: "keyNotFound(CodingKeys(stringValue: \"id\"))", body: body),
-            .cancelled(.superseded), .clientInvalidated, .cacheMiss(url: URL(string: "https://api.example.com/v1/me")),
+            .cancelled(.superseded), .cancelled(.duplicate), .clientInvalidated,
+            .cacheMiss(url: URL(string: "https://api.example.com/v1/me")),
             .redirectFailed(.tooMany(limit: 10, url: URL(string: "https://api.example.com/loop")!)),
             .rejected(by: "AuthRule", error: Rule()), .responseTooLarge(limit: 10), .business(code: 7, message: "", body: body),
             .failedAfterRetries(attempts: 3, last: .unacceptableStatus(code: 503, body: body, headers: [:])),
@@ -85,6 +86,10 @@ import Testing
         #expect(TernError.cancelled(.superseded).description.contains("a newer identical request replaced it"))
         #expect(TernError.cancelled(.ownerReleased).description.contains("its owner was deallocated"))
         #expect(TernError.cancelled(.explicit).description.contains("cancelled by the app"))
+        // …and in what an alert shows, where the app did not cancel it itself.
+        #expect(TernError.cancelled(.superseded).localizedDescription == "A newer request for the same content replaced this one.")
+        #expect(TernError.cancelled(.duplicate).localizedDescription == "The same request is already in progress.")
+        #expect(TernError.cancelled(.explicit).localizedDescription == "The request was cancelled.")
         #expect(TernError.unacceptableStatus(code: 299, body: Data(), headers: [:]).description == "HTTP status 299")
         let retried = TernError.failedAfterRetries(attempts: 3, last: .unacceptableStatus(code: 500, body: Data(), headers: [:]))
         #expect(retried.recoverySuggestion == "The server had a problem; try again later.")

@@ -18,7 +18,7 @@ func readmeOneLiner() {
     Client.shared.get("https://httpbin.org/get", parameters: ["q": "北京", "lang": "zh"]) { result in
         switch result {
         case .success(let response): show(response.json)
-        case .failure(let error) where error.isCancelled: break
+        case .failure(.cancelled(.superseded)): break  // a newer get of this URL replaced it
         case .failure(let error): alert(error)
         }
     }
@@ -52,7 +52,8 @@ func readmeThreeStyles(weatherAPI: Client, delegate: any RequestDelegate) async 
 func readmeRequests() {
     let login = Request<JSON>("login", method: .post, body: .json(["user": "li", "remember": true]))
     let form = Request<JSON>("profile", method: .put, body: .form(["name": "张三", "tags": ["a", "b"]]))
-    var page = Request<String>("https://example.com/page", headers: ["Accept-Language": "zh-CN"], timeout: 0.5)
+    var page = Request<String>(
+        "https://example.com/page", headers: ["Accept-Language": "zh-CN"], timeout: 0.5)
     page.callbackQueue = .queue(DispatchQueue(label: "parsing"))
     let handle = Client.shared.send(page) { _ in }
     handle.cancel()
@@ -73,9 +74,11 @@ func readmeErrors(_ result: Result<Response<JSON>, TernError>) {
 }
 
 func readmeCancelling(api: Client) {
-    let handle = api.send(Request<JSON>("forecast", query: ["city": "101010100"]).tagged("home")) { _ in }
+    let forecast = Request<JSON>("forecast", query: ["city": "101010100"]).tagged("home")
+    let handle = api.send(forecast) { _ in }
     handle.cancel()                                         // this one
-    api.cancel(url: "forecast?city=101010100")              // every request with this URL (query in any order)
+    // every request with this URL (query in any order)
+    api.cancel(url: "forecast?city=101010100")
     api.cancel(url: "forecast", matching: .ignoringQuery)   // same path, any query
     api.cancel(tag: "home")                                 // every request carrying the tag
     api.cancelAll()                                         // everything this client has in flight
@@ -118,10 +121,12 @@ func readmeCachePolicy(weatherAPI: Client) async throws {
     let forecast = Request<JSON>("forecast", query: ["city": "101010100"]).caching(forecastPolicy)
 
     weatherAPI.send(forecast, cached: { cached in show(cached.json) }, completion: { result in
-        if case .success(let fresh) = result { show(fresh.json) }   // fresh.source: .network, .revalidated or .stale
+        // fresh.source: .network, .revalidated or .stale
+        if case .success(let fresh) = result { show(fresh.json) }
     })
     for try await response in weatherAPI.responses(for: forecast) { show(response.json) }
-    let first = try await weatherAPI.send(forecast)   // the first acceptable: cached if fresh, else network
+    // the first acceptable: cached if fresh, else network
+    let first = try await weatherAPI.send(forecast)
     _ = first
 }
 
@@ -137,7 +142,8 @@ func readmeCache(png: Data, url: String, body: Data, headers: Data, forecast: Fo
     var settings = DiskCache.Configuration()
     settings.sizeLimit = 100 << 20          // bytes
     settings.ageLimit = 7 * 24 * 3600       // seconds since the last access
-    let responses = try DiskCache.open(cachesDirectory.appendingPathComponent("responses"), configuration: settings)
+    let folder = cachesDirectory.appendingPathComponent("responses")
+    let responses = try DiskCache.open(folder, configuration: settings)
     try responses.setData(body, forKey: "GET https://api.example/v1/cities", extendedData: headers)
 
     let cache = try Cache(directory: cachesDirectory.appendingPathComponent("weather"))
@@ -149,7 +155,7 @@ func readmeCache(png: Data, url: String, body: Data, headers: Data, forecast: Fo
 
 func readmeStubs() -> [URLRequest] {
     let stubs = StubTransport()
-    stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": "3"]))
+    stubs.stub(.get("/v1/weather").query(["city": "101010100"]), .json(["city": "北京", "temp": 3]))
     stubs.stub(.get("/v1/cities/*/forecast"), StubResponse.json(text: "[]").delayed(by: 0.2))
     stubs.stub(.get("/v1/flaky"), [.status(503), .json(["ok": true])])      // 503 first, then 200
     stubs.stub(.post("/v1/login").body(.contains("user=li")), .failure(.notConnectedToInternet))
@@ -161,9 +167,11 @@ func readmeStubs() -> [URLRequest] {
 }
 
 func readmeRedirects(api: Client) async throws {
-    let login = Request<JSON>("login", method: .post, body: .json(["user": "li"]))   // a 307/308 resends this body
+    // a 307/308 resends this body
+    let login = Request<JSON>("login", method: .post, body: .json(["user": "li"]))
     let response = try await api.send(login)
-    print(response.redirects, response.attempt)        // e.g. [307 https://a/login → https://b/login] 2
+    // e.g. [307 https://a/login → https://b/login] 2
+    print(response.redirects, response.attempt)
 
     var exact = Request<JSON>("moved")
     exact.redirectPolicy = .never                       // deliver the 3xx itself
@@ -177,14 +185,17 @@ func readmeRetry() {
     let api = Client(baseURL: "https://api.example.com") {
         $0.retryPolicy = .exponential(maxAttempts: 4)          // GET, HEAD, PUT, DELETE, OPTIONS
     }
-    var order = Request<JSON>("orders", method: .post, body: .json(["sku": "A1"]), headers: ["Idempotency-Key": "k-42"])
-    order.retryPolicy = RetryPolicy.exponential(maxAttempts: 3).retryingAllMethods()   // this POST is safe to repeat
+    var order = Request<JSON>(
+        "orders", method: .post, body: .json(["sku": "A1"]), headers: ["Idempotency-Key": "k-42"])
+    // this POST is safe to repeat
+    order.retryPolicy = RetryPolicy.exponential(maxAttempts: 3).retryingAllMethods()
     api.send(order) { result in
-        if case .failure(let error) = result { print(error.statusCode ?? 0, error.responseHeader("Retry-After") ?? "") }
+        if case .failure(let error) = result {
+            print(error.statusCode ?? 0, error.responseHeader("Retry-After") ?? "")
+        }
     }
 }
 
-struct RefreshRejected: Error {}
 func sign(_ text: String) -> String { String(text.hashValue) }
 func currentNonce() async -> String { UUID().uuidString }
 @MainActor func showUpgradeScreen() {}
@@ -214,12 +225,20 @@ func readmeDefinitions(client: Client) async throws {
     WeatherAPI.group.baseURL = "http://127.0.0.1:8080/v2"         // debug menu: a local mock server
 }
 
+func readmeRequestInAGroup(client: Client) async throws {
+    var forecast = Request<JSON>("forecast", query: ["city": "101010100"])
+    forecast.group = WeatherAPI.group       // its base URL, headers and defaults apply
+    let answer = try await client.send(forecast)
+    print(answer.request.url?.absoluteString ?? "")   // https://api.weather.example/v2/forecast?…
+}
+
 func readmeHooks(deviceID: String, login: RestartGate) -> Client {
     Client(baseURL: "https://api.example.com") {
         $0.hooks.rewriteParameters { parameters in               // every request of the team
             parameters.query["device_id"] = deviceID
         }
-        $0.hooks.rewriteParameters("sign") { parameters in       // added last, runs last: sees the final parameters
+        // added last, runs last: sees the final parameters
+        $0.hooks.rewriteParameters("sign") { parameters in
             parameters.query["sign"] = sign(try ParameterEncoding.default.encode(parameters.all))
         }
         $0.hooks.adapt { request, _ in                           // each attempt, asynchronously
@@ -227,7 +246,8 @@ func readmeHooks(deviceID: String, login: RestartGate) -> Client {
             request.setValue(await currentNonce(), forHTTPHeaderField: "X-Nonce")
             return request
         }
-        $0.hooks.rules.append(BusinessRule(holding: [1002: login]))   // code ≠ 0 → .business; 1002 waits for login
+        // code ≠ 0 → .business; 1002 waits for login
+        $0.hooks.rules.append(BusinessRule(holding: [1002: login]))
         $0.hooks.preprocessFailureOnMainThread { error, _ in    // just before the callback
             if error.businessError?.code == 1003 { showUpgradeScreen() }
             return error
@@ -235,34 +255,42 @@ func readmeHooks(deviceID: String, login: RestartGate) -> Client {
     }
 }
 
+struct RefreshRejected: Error {}
+
 struct TokenRefresher: Authenticator {
     func apply(_ token: String, to request: inout URLRequest) {
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
     }
 
     func refresh(_ token: String) async throws -> String {
-        let answer = try await Client.shared.send(Request<JSON>("https://auth.example.com/refresh", method: .post,
-                                                                body: .json(["token": token])))
+        let refresh = Request<JSON>("https://auth.example.com/refresh", method: .post,
+            body: .json(["token": token]))
+        let answer = try await Client.shared.send(refresh)
         guard let fresh = answer.value["token"]?.string else { throw RefreshRejected() }
         return fresh
     }
 }
 
 func readmeTokenRefresh(savedToken: String) -> Client {
-    let auth = Authentication(TokenRefresher(), credential: savedToken)   // at most 3 refreshes in 30 s
+    // at most 3 refreshes in 30 s
+    let auth = Authentication(TokenRefresher(), credential: savedToken)
     return Client(baseURL: "https://api.example.com") { $0.hooks.authenticate(with: auth) }
 }
 
 func readmeLimits(client: Client) {
     var download = Request<Data>("exports/all.csv")
-    download.maximumResponseSize = 1 << 30                     // this one may be 1 GB (client default: 100 MB)
+    // this one may be 1 GB (client default: 100 MB)
+    download.maximumResponseSize = 1 << 30
     client.send(download) { result in
-        if case .failure(.responseTooLarge(let limit)) = result { print("over \(limit) bytes: stopped") }
+        if case .failure(.responseTooLarge(let limit)) = result {
+            print("over \(limit) bytes: stopped")
+        }
     }
 }
 
 func readmeMonitoring() throws {
-    Redaction.shared.parameterNames.insert("device_id")      // hidden everywhere, with token, password, sign …
+    // hidden everywhere, with token, password, sign …
+    Redaction.shared.parameterNames.insert("device_id")
     let api = Client(baseURL: "https://api.example.com") {
         $0.monitors = [RequestLogger.standardError(level: .info)]
     }
@@ -275,22 +303,27 @@ func readmeMonitoring() throws {
 func readmeMetrics(api: Client) async throws {
     let response = try await api.send(Request<JSON>("forecast"))
     if let metrics = response.metrics {
-        print(metrics)  // HTTP/1.1 reused, dns 0.0 ms, connect 0.0 ms, first byte 0.4 ms, total 0.4 ms, 0 B up, 1024 B down
+        // HTTP/1.1 reused, dns 0.0 ms, connect 0.0 ms, first byte 0.4 ms, total 0.4 ms,
+        // 0 B up, 1024 B down
+        print(metrics)
     }
 }
 
 func readmePinning(current: PublicKeyPin, backup: PublicKeyPin, caFile: URL) -> Client {
     Client(baseURL: "https://api.example.com") {
-        $0.transportSettings.tls.pinning = ServerPinning(["api.example.com": .publicKeys([current], backups: [backup])])
+        $0.transportSettings.tls.pinning = ServerPinning(
+            ["api.example.com": .publicKeys([current], backups: [backup])])
         $0.transportSettings.tls.minimumVersion = .v1_2
-        $0.transportSettings.tls.certificateAuthorityFile = caFile   // a private authority, e.g. in staging
+        // a private authority, e.g. in staging
+        $0.transportSettings.tls.certificateAuthorityFile = caFile
     }
 }
 
 func readmeNetworkStatus() async {
     let api = Client(baseURL: "https://api.example.com") {
         $0.networkMonitor = .system
-        $0.offlineBehavior = .failFast                         // or .waitForConnectivity (within the deadline)
+        // or .waitForConnectivity (within the deadline)
+        $0.offlineBehavior = .failFast
     }
     for await status in NetworkMonitor.system.updates.prefix(2) {
         print(status.isReachable ? "online" : "offline — showing cached data")
@@ -301,20 +334,26 @@ func readmeNetworkStatus() async {
 func readmeMultipart(api: Client, photo: URL) async throws {
     let upload = Request<JSON>("photos", method: .post, body: .multipart { form in
         form.append("北京", name: "city")                        // text fields, any Unicode
-        form.append(fileAt: photo, name: "photo")                // file name and MIME type from the file
+        // file name and MIME type from the file
+        form.append(fileAt: photo, name: "photo")
         form.append(Data("{}".utf8), name: "meta", fileName: "meta.json")
     })
-    let reply = try await api.send(upload.onProgress { print($0.completedBytes, "of", $0.expectedBytes ?? 0) })
+    let reply = try await api.send(upload.onUploadProgress { progress in
+        print(progress.completedBytes, "of", progress.expectedBytes ?? 0)
+    })
     print(reply.json)
-    _ = try await api.send(Request<JSON>("videos/42", method: .put, body: .file(photo)))  // a file as the whole body
+    // a file as the whole body
+    _ = try await api.send(Request<JSON>("videos/42", method: .put, body: .file(photo)))
 }
 
 func readmeDownload(api: Client, folder: URL) async throws {
+    let options = DownloadOptions(replacesExistingFile: true, isResumable: true, computesChecksum: true)
     let radar = Request.download("radar", to: folder.appendingPathComponent("radar.png"),
-                                 options: DownloadOptions(replacesExistingFile: true, isResumable: true, computesChecksum: true))
+        options: options)
     do {
         let file = try await api.send(radar).value
-        print(file.url.path, file.size, "bytes, resumed from", file.resumedFrom, "sha256", file.sha256 ?? "")
+        print(file.url.path, file.size, "bytes, resumed from", file.resumedFrom)
+        print("sha256", file.sha256 ?? "")
     } catch {
         print("interrupted: run it again and it continues from the bytes on disk (\(error))")
     }
@@ -341,9 +380,12 @@ final class UploadScreen: TransferDelegate {
 
 func readmeProgressStyles(api: Client, video: URL, screen: UploadScreen) async throws {
     let upload = Request<JSON>("videos", method: .post, body: .file(video))
-    api.send(upload.onProgress { progress in print(progress.completedBytes) }) { _ in }  // 1. a closure
-    api.send(upload, delegate: screen)                                                    // 2. a TransferDelegate
-    let transfer = api.transfer(upload)                                                   // 3. an async sequence
+    // 1. a closure
+    api.send(upload.onUploadProgress { progress in print(progress.completedBytes) }) { _ in }
+    // 2. a TransferDelegate
+    api.send(upload, delegate: screen)
+    // 3. an async sequence
+    let transfer = api.transfer(upload)
     for await progress in transfer.progress { print(progress.fractionCompleted ?? 0) }
     print(try await transfer.response.json)
 }
@@ -361,7 +403,8 @@ func readmeCrawl(_ api: Client, pages: [String]) async throws -> [JSON] {
     guard let loop = api.taskExecutor else { return [] }  // nil unless the transport is libcurl
     return try await withTaskExecutorPreference(loop) {
         var results: [JSON] = []
-        for page in pages { results.append(try await api.send(Request<JSON>(page)).json) }  // no thread hop
+        // no thread hop
+        for page in pages { results.append(try await api.send(Request<JSON>(page)).json) }
         return results
     }
 }

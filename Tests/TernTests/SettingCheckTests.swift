@@ -75,11 +75,14 @@ import Testing
         let portZero = Request<JSON>("http://127.0.0.1:0/json")
         for (request, name) in [(zero, "timeout"), (negative, "maximumResponseSize"), (port, "port"), (portZero, "port")] {
             let (result, _) = await client.completionResult(request)
-            guard case .failure(.invalidRequest(.invalidValue(let named, _))) = result else {
+            guard case .failure(.invalidRequest(.invalidValue(let named, let reason))) = result else {
                 Issue.record("\(name): expected .invalidValue, got \(result)")
                 continue
             }
             #expect(named == name)
+            // A request's nil means its client's limit: the fix it is told is Int.max.
+            if name == "maximumResponseSize" { #expect(reason.contains("Int.max for no limit, nil for the client's"), "\(reason)") }
+            if name == "timeout" { #expect(reason.contains(".infinity for none"), "\(reason)") }
         }
         #expect(try await client.send(Request<JSON>("json")).statusCode == 200)  // the client itself is fine
     }

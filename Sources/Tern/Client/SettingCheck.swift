@@ -5,16 +5,18 @@ import Foundation
 /// request's own when it is sent (`.invalidRequest(.invalidValue)`).
 enum SettingCheck {
     /// Why `seconds` cannot be a timeout, nil when it can: finite and more than 0, or
-    /// `.infinity`, which means no deadline. 0, a negative value and NaN are mistakes.
+    /// `.infinity`, which means none. 0, a negative value and NaN are mistakes.
     static func timeoutProblem(_ seconds: TimeInterval) -> String? {
         if seconds == .infinity || (seconds.isFinite && seconds > 0) { return nil }
-        return "must be more than 0 seconds, or .infinity for no deadline (got \(seconds))"
+        return "must be more than 0 seconds, or .infinity for none (got \(seconds))"
     }
 
-    /// Why `limit` cannot be a size limit, nil when it can: 0 or more (nil: no limit).
-    static func sizeLimitProblem(_ limit: Int?) -> String? {
+    /// Why `limit` cannot be a size limit, nil when it can: 0 or more. A client's nil means no
+    /// limit; a request's means its client's, and `Int.max` lifts it.
+    static func sizeLimitProblem(_ limit: Int?, ofRequest: Bool = false) -> String? {
         guard let limit, limit < 0 else { return nil }
-        return "must be 0 or more bytes, or nil for no limit (got \(limit))"
+        let none = ofRequest ? "Int.max for no limit, nil for the client's" : "nil for no limit"
+        return "must be 0 or more bytes, or \(none) (got \(limit))"
     }
 
     /// The first mistake in a client's configuration, as `TernError.unsupportedConfiguration`'s text.
@@ -51,7 +53,7 @@ enum SettingCheck {
     static func check<Value>(_ request: Request<Value>, timeout: TimeInterval, deadline: TimeInterval) throws(TernError) {
         if let problem = timeoutProblem(timeout) { throw .invalidRequest(.invalidValue(name: "timeout", reason: problem)) }
         if let problem = timeoutProblem(deadline) { throw .invalidRequest(.invalidValue(name: "deadline", reason: problem)) }
-        if let problem = sizeLimitProblem(request.maximumResponseSize) {
+        if let problem = sizeLimitProblem(request.maximumResponseSize, ofRequest: true) {
             throw .invalidRequest(.invalidValue(name: "maximumResponseSize", reason: problem))
         }
         if let perAttempt = request.retryPolicy?.attemptTimeout, let problem = timeoutProblem(perAttempt) {

@@ -15,6 +15,8 @@ extension TernError: LocalizedError {
         case .deadlineExceeded: "The request took too long."
         case .unacceptableStatus(let code, _, _, _): Self.userMessage(forStatus: code)
         case .unacceptableContentType, .decoding: "The server's response could not be read."
+        case .cancelled(.superseded): "A newer request for the same content replaced this one."
+        case .cancelled(.duplicate): "The same request is already in progress."
         case .cancelled: "The request was cancelled."
         case .clientInvalidated: "The request could not be sent."
         case .cacheMiss: "This content is not available offline."

@@ -30,6 +30,15 @@ public struct RequestBody: Sendable {
         RequestBody(content: .jsonParameters(parameters))
     }
 
+    /// A JSON body from a `JSON` value: `let draft: JSON = ["title": "Demo", "slides": [["title":
+    /// "one"]]]`, then `.json(draft)`. An object's members are parameters, as hooks see them.
+    public static func json(_ value: JSON) -> RequestBody {
+        guard case .object(let members) = value else {
+            return .data(Data(value.description.utf8), contentType: "application/json")
+        }
+        return RequestBody(content: .jsonParameters(members))
+    }
+
     /// A JSON body from any `Encodable` value.
     /// - Parameters:
     ///   - value: The value to encode; encoding happens when the request is built.

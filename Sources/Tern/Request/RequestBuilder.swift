@@ -215,6 +215,8 @@ enum JSONBodyEncoder {
             return Double(float)
         case let substring as Substring:
             return String(substring)
+        case let json as JSON:
+            return json.anyValue
         case let dictionary as [String: Any]:
             var object: [String: Any] = [:]
             for (key, item) in dictionary { object[key] = try jsonValue(item, path: path.isEmpty ? key : "\(path).\(key)") }

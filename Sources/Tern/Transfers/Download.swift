@@ -79,7 +79,8 @@ extension Request where Value == DownloadedFile {
     ///   - method: The HTTP method; GET by default.
     ///   - query: Query parameters.
     ///   - headers: Headers for this request.
-    ///   - timeout: Deadline in seconds for the whole download; nil uses the client's.
+    ///   - timeout: The idle timeout in seconds (no byte for that long fails the attempt); nil uses
+    ///     the client's. A large download may take longer in all: `deadline` bounds the whole.
     public static func download(
         _ url: String, to destination: URL, options: DownloadOptions = DownloadOptions(),
         method: HTTPMethod = .get, query: Parameters = [:], headers: [String: String] = [:],

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// Every code sample of the documentation compiles: each ```swift block of the DocC articles
-/// (`Sources/*/*.docc/*.md`) appears, indentation aside, in `ReadmeExamples.swift` or a file of
-/// this folder, which the test target compiles. A fragment of a user's `Package.swift` is exempt.
+/// (`Sources/*/*.docc/*.md`) appears, indentation aside, in `ReadmeExamples.swift`, a file of
+/// this folder or of `Tests/CoexistenceTests`, or `TestingGuideExamples.swift`, which the test
+/// targets compile. A fragment of a user's `Package.swift` is exempt.
 @Suite struct DocSamplesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -12,11 +13,15 @@ import Testing
     static func compiledSamples() throws -> String {
         let tests = root.appendingPathComponent("Tests/TernTests")
         let folder = tests.appendingPathComponent("DocExamples")
+        // The samples that import Tern beside stand-ins for Alamofire and Moya compile in their own target.
+        let coexistence = root.appendingPathComponent("Tests/CoexistenceTests")
         let files =
             [tests.appendingPathComponent("ReadmeExamples.swift")]
             + (try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)).filter {
                 $0.pathExtension == "swift"
             }
+            + (try FileManager.default.contentsOfDirectory(at: coexistence, includingPropertiesForKeys: nil))
+            + [root.appendingPathComponent("Tests/TernStubsTests/TestingGuideExamples.swift")]
         return try files.map { normalize(try String(contentsOf: $0, encoding: .utf8)) }.joined(separator: "\n")
     }
 
@@ -51,6 +56,17 @@ import Testing
             }
         }
         #expect(samples >= 30)
+    }
+
+    /// Samples fit the rendered page: no line of a catalog's code sample is wider than 100 columns.
+    @Test func sampleLinesFitThePage() throws {
+        for article in try Self.articles() {
+            let text = try String(contentsOf: article, encoding: .utf8)
+            let blocks = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+            for line in blocks.flatMap({ $0.split(separator: "\n") }) where line.count > 100 {
+                Issue.record("\(article.lastPathComponent): a sample line of \(line.count) columns:\n\(line)")
+            }
+        }
     }
 
     /// The documentation speaks to users: no issue numbers, no internal words.
