@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+
+@testable import Tern
+
+/// RFC 6455's framing and handshake rules, section by section, on bytes alone (no server): what
+/// the reference server can never send is checked here, what it can is checked against it.
+@Suite struct WebSocketFramingTests {
+    static func read(_ bytes: [UInt8], limit: Int = 1 << 20) throws(WebSocketViolation) -> [WebSocketMessageReader.Incoming] {
+        var reader = WebSocketMessageReader(maximumMessageSize: limit, maximumFrameSize: limit)
+        var out: [WebSocketMessageReader.Incoming] = []
+        // One byte at a time: every frame must survive arriving in pieces.
+        for byte in bytes {
+            reader.append(Data([byte]))
+            while let next = try reader.next() { out.append(next) }
+        }
+        return out
+    }
+
+    static func violation(_ bytes: [UInt8], limit: Int = 1 << 20) -> WebSocketViolation? {
+        do {
+            _ = try read(bytes, limit: limit)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // §1.3, §4.2.2: the accept key of the RFC's own example; SHA-1 against FIPS 180's vectors.
+    @Test func theAcceptKeyIsTheRFCsExample() {
+        #expect(WebSocketHandshake.accept(for: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(SHA1.digest(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(hex(SHA1.digest([])) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(hex(SHA1.digest(long)) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+    }
+
+    // §5.7: "a single-frame masked text message" with the RFC's mask.
+    @Test func aClientFrameIsMaskedAsTheRFCShows() {
+        let frame = WebSocketFrame(isFinal: true, opcode: .text, payload: Data("Hello".utf8))
+        #expect([UInt8](frame.encoded(mask: 0x37FA_213D)) == [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58])
+        // 126 bytes take the 16-bit length, 65,536 the 64-bit one; the mask bit is always set.
+        let medium = [UInt8](WebSocketFrame(isFinal: true, opcode: .binary, payload: Data(count: 126)).encoded(mask: 1))
+        #expect(Array(medium[0..<4]) == [0x82, 0xFE, 0x00, 0x7E] && medium.count == 4 + 4 + 126)
+        let large = [UInt8](WebSocketFrame(isFinal: false, opcode: .binary, payload: Data(count: 65_536)).encoded(mask: 1))
+        #expect(Array(large[0..<10]) == [0x02, 0xFF, 0, 0, 0, 0, 0, 1, 0, 0] && large.count == 10 + 4 + 65_536)
+    }
+
+    // §5.7: the unmasked examples a server sends, in one frame and fragmented, with a ping between.
+    @Test func serverFramesAreReadWholeFragmentedAndInterleaved() throws {
+        #expect(try Self.read([0x81, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F]) == [.message(.text("Hello"))])
+        let fragmented: [UInt8] = [0x01, 0x03, 0x48, 0x65, 0x6C, 0x89, 0x02, 0x68, 0x69, 0x80, 0x02, 0x6C, 0x6F]
+        #expect(try Self.read(fragmented) == [.ping(Data("hi".utf8)), .message(.text("Hello"))])
+        #expect(try Self.read([0x8A, 0x00]) == [.pong(Data())])
+        let binary: [UInt8] = [0x82, 0x7E, 0x01, 0x00] + [UInt8](repeating: 7, count: 256)
+        #expect(try Self.read(binary) == [.message(.data(Data(repeating: 7, count: 256)))])
+        let big: [UInt8] = [0x82, 0x7F, 0, 0, 0, 0, 0, 1, 0, 0] + [UInt8](repeating: 1, count: 65_536)
+        var reader = WebSocketMessageReader(maximumMessageSize: 1 << 20, maximumFrameSize: 1 << 20)
+        reader.append(Data(big))
+        #expect(try reader.next() == .message(.data(Data(repeating: 1, count: 65_536))))
+        // An empty text message, and a message split over empty fragments.
+        #expect(try Self.read([0x81, 0x00, 0x01, 0x00, 0x00, 0x00, 0x80, 0x01, 0x41]) == [.message(.text("")), .message(.text("A"))])
+    }
+
+    // §5.2: reserved bits, reserved opcodes, masks from the server, control frame rules, lengths.
+    @Test func malformedFramesAreProtocolErrors() {
+        let cases: [(String, [UInt8])] = [
+            ("RSV1", [0xC1, 0x00]), ("RSV2", [0xA1, 0x00]), ("RSV3", [0x91, 0x00]),
+            ("opcode 3", [0x83, 0x00]), ("opcode 11", [0x8B, 0x00]),
+            ("a masked frame", [0x81, 0x81, 1, 2, 3, 4, 0x41]),
+            ("a fragmented ping", [0x09, 0x00]), ("a 126-byte ping", [0x89, 0x7E, 0x00, 0x7E] + [UInt8](repeating: 0, count: 126)),
+            ("a 16-bit length under 126", [0x82, 0x7E, 0x00, 0x05, 1, 2, 3, 4, 5]),
+            ("a 64-bit length under 65,536", [0x82, 0x7F, 0, 0, 0, 0, 0, 0, 0, 5, 1, 2, 3, 4, 5]),
+            ("a 64-bit length with its top bit", [0x82, 0x7F, 0x80, 0, 0, 0, 0, 0, 0, 0]),
+            ("a continuation without a message", [0x80, 0x01, 0x41]),
+            ("a new message inside one", [0x01, 0x01, 0x41, 0x81, 0x01, 0x42]),
+            ("a one-byte close", [0x88, 0x01, 0x03]),
+            ("close code 1005", [0x88, 0x02, 0x03, 0xED]), ("close code 999", [0x88, 0x02, 0x03, 0xE7]),
+            ("close code 2000", [0x88, 0x02, 0x07, 0xD0]), ("close code 5000", [0x88, 0x02, 0x13, 0x88]),
+        ]
+        for (name, bytes) in cases {
+            #expect(Self.violation(bytes)?.code == .protocolError, "\(name)")
+        }
+    }
+
+    // §8.1 and §7.4.1: text must be UTF-8 (1007), messages and frames within their limits (1009).
+    @Test func invalidTextAndOversizedMessagesAreTheirOwnCloseCodes() throws {
+        #expect(Self.violation([0x81, 0x02, 0xC0, 0x80])?.code == .invalidFramePayloadData)  // overlong
+        #expect(Self.violation([0x81, 0x03, 0xED, 0xA0, 0x80])?.code == .invalidFramePayloadData)  // a surrogate
+        #expect(Self.violation([0x81, 0x04, 0xF4, 0x90, 0x80, 0x80])?.code == .invalidFramePayloadData)  // past U+10FFFF
+        #expect(Self.violation([0x88, 0x04, 0x03, 0xE8, 0xFF, 0xFE])?.code == .invalidFramePayloadData)  // a close reason
+        // A character split between fragments is fine; the whole message is what must be UTF-8.
+        let split: [UInt8] = [0x01, 0x02, 0xCE, 0xBA, 0x00, 0x01, 0xE1, 0x80, 0x02, 0xBD, 0x83]
+        #expect(try Self.read(split) == [.message(.text("κὃ"))])
+        #expect(Self.violation([0x82, 0x05, 1, 2, 3, 4, 5], limit: 4)?.code == .messageTooBig)
+        #expect(Self.violation([0x02, 0x03, 1, 2, 3, 0x80, 0x03, 4, 5, 6], limit: 5)?.code == .messageTooBig)
+        #expect(UTF8Validation.isValid(Data("κόσμε 北京 🙂".utf8)))
+        #expect(!UTF8Validation.isValid(Data([0xF8, 0x88, 0x80, 0x80, 0x80])))
+        #expect(!UTF8Validation.isValid(Data([0xE2, 0x82])))  // cut short
+    }
+
+    @Test func closeFramesCarryTheirCodeAndReason() throws {
+        #expect(try Self.read([0x88, 0x00]) == [.close(nil, reason: "")])
+        #expect(try Self.read([0x88, 0x05, 0x03, 0xE8, 0x62, 0x79, 0x65]) == [.close(.normalClosure, reason: "bye")])
+        #expect(try Self.read([0x88, 0x02, 0x0F, 0xA0]) == [.close(WebSocketCloseCode(rawValue: 4000), reason: "")])
+    }
+
+    // §4.1: the upgrade request; §4.2.2 and §4.1 (client requirements 5–6): checking the answer.
+    @Test func theHandshakeWritesTheUpgradeAndChecksTheAnswer() throws {
+        let handshake = WebSocketHandshake(protocols: ["v2", "v1"], key: "dGhlIHNhbXBsZSBub25jZQ==")
+        let url = try #require(URL(string: "wss://example.com:8443/live/prices?x=1%202"))
+        let head = String(
+            decoding: handshake.requestHead(for: url, headers: ["Authorization": "Bearer t", "Upgrade": "h2c"]), as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n")
+        #expect(lines.first == "GET /live/prices?x=1%202 HTTP/1.1")
+        for line in [
+            "Host: example.com:8443", "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol: v2, v1", "Authorization: Bearer t",
+        ] {
+            #expect(lines.contains(line), "\(line)")
+        }
+        #expect(!lines.contains("Upgrade: h2c") && head.hasSuffix("\r\n\r\n"))
+        var good = ["Upgrade": "WebSocket", "Connection": "keep-alive, Upgrade", "Sec-WebSocket-Accept": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="]
+        #expect(try handshake.check(status: 101, headers: good) == nil)
+        good["Sec-WebSocket-Protocol"] = "v1"
+        #expect(try handshake.check(status: 101, headers: good) == "v1")
+        func refusal(_ status: Int, _ change: (inout [String: String]) -> Void) -> WebSocketHandshake.Refusal? {
+            var headers = good
+            change(&headers)
+            do {
+                _ = try handshake.check(status: status, headers: headers)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(refusal(200) { _ in } == .status(200, headers: good))
+        #expect(refusal(101) { $0["Sec-WebSocket-Accept"] = "x" } != nil)
+        #expect(refusal(101) { $0["Upgrade"] = nil } != nil)
+        #expect(refusal(101) { $0["Connection"] = "close" } != nil)
+        #expect(refusal(101) { $0["Sec-WebSocket-Protocol"] = "v3" } != nil)
+        #expect(refusal(101) { $0["Sec-WebSocket-Extensions"] = "permessage-deflate" } != nil)
+        #expect(WebSocketHandshake(protocols: []).key != WebSocketHandshake(protocols: []).key)
+    }
+
+    @Test func aResponseHeadIsReadFromItsBytes() throws {
+        let bytes = Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nX: 1\r\nx: 2\r\n\r\n\u{81}".utf8)
+        #expect(try RawResponseHead.parse(Array(bytes.prefix(20))) == nil)
+        let head = try #require(try RawResponseHead.parse(bytes))
+        #expect(head.status == 101 && head.headers["Upgrade"] == "websocket" && head.length == bytes.count - 2)
+        #expect(throws: WebSocketHandshake.Refusal.self) { try RawResponseHead.parse(Array("SSH-2.0\r\n\r\n".utf8)) }
+        #expect(throws: WebSocketHandshake.Refusal.self) { try RawResponseHead.parse([UInt8](repeating: 65, count: 70_000)) }
+    }
+}
