@@ -68,6 +68,10 @@ wait_for() {
     cat "$logs"/*.log >&2
     return 1
 }
+# The reference WebSocket server (the websockets package), for the WebSocket tests.
+websocket_port=$(free_port)
+"$python" scripts/websocket_server.py --port "$websocket_port" >"$logs/websocket.log" 2>&1 &
+pids+=($!)
 wait_for "http://127.0.0.1:$httpbin_port/get"
 wait_for "http://127.0.0.1:$fixture_port/json"
 for _ in $(seq 1 100); do [ -f "$logs/tls/pins.txt" ] && break; sleep 0.2; done
@@ -94,6 +98,9 @@ for _ in $(seq 1 50); do
     sleep 0.1
 done
 
+python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5).close()" "$websocket_port" \
+    || { echo "the WebSocket server did not start; log:" >&2; cat "$logs/websocket.log" >&2; exit 1; }
+export TERN_WEBSOCKET_URL="ws://127.0.0.1:$websocket_port"
 export TERN_PROXY_PORT="$proxy_port"
 export TERN_H2_URL="https://127.0.0.1:$h2_port"
 export TERN_TLS_URL="https://127.0.0.1:$tls_port"

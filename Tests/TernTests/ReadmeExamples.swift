@@ -474,3 +474,9 @@ func readmeTourTransfers(api: Client, folder: URL) async throws {
         readmeErrors(.success(response))
     }
 }
+
+func readmeWebSocket(api: Client) async throws {
+    let socket = api.webSocket(Request<Data>("live/temperatures"))
+    try await socket.send("subscribe")
+    for try await message in socket.messages { print(message) }
+}

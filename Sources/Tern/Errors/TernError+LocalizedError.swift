@@ -26,6 +26,7 @@ extension TernError: LocalizedError {
         case .business(let code, let message, _): message.isEmpty ? "The server refused the request (code \(code))." : message
         case .failedAfterRetries(_, let last): last.errorDescription
         case .pinningFailed: "The server's identity could not be verified."
+        case .webSocketFailed: "The live connection to the server was lost."
         }
     }
 
@@ -68,6 +69,8 @@ extension TernError: LocalizedError {
             return "Create a new client."
         case .pinningFailed:
             return "The connection may be intercepted; do not send anything on this network."
+        case .webSocketFailed:
+            return "Check the network connection and try again."
         case .invalidRequest, .unacceptableContentType, .decoding, .cancelled, .cacheMiss, .redirectFailed, .rejected, .business,
             .unsupportedConfiguration:
             return nil

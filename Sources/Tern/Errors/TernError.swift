@@ -64,6 +64,11 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// say); every request of that client fails with it, nothing is sent.
     /// `Client.configurationError` has it from the client's creation on.
     case unsupportedConfiguration(String)
+    /// A WebSocket failed with close code `code` and `reason`: the server broke the protocol
+    /// (`.protocolError`), sent text that is not UTF-8 (`.invalidFramePayloadData`) or a message
+    /// over the limit (`.messageTooBig`) — Tern closed it with that code — or the connection ended
+    /// without a close frame (`.abnormalClosure`).
+    case webSocketFailed(code: WebSocketCloseCode, reason: String)
 
     /// Why a redirect was not followed.
     public enum RedirectFailure: Sendable, Equatable, CustomStringConvertible {
@@ -277,6 +282,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             return "The certificate of \(host) matches none of the pins configured for it"
         case .unsupportedConfiguration(let reason):
             return "Unsupported configuration: \(reason)"
+        case .webSocketFailed(let code, let reason):
+            return "WebSocket failed: \(code)\(reason.isEmpty ? "" : ", \(reason)")"
         }
     }
 

@@ -16,6 +16,10 @@ enum TestServers {
     /// Tern's fault fixture server (`scripts/fixture_server.py`).
     static func fixture() throws -> String { try address("TERN_FIXTURE_URL") }
 
+    /// The reference WebSocket server (`scripts/websocket_server.py`, the `websockets` package),
+    /// e.g. `ws://127.0.0.1:41240`.
+    static func webSocket() throws -> String { try address("TERN_WEBSOCKET_URL") }
+
     /// nginx over TLS with HTTP/2 (ALPN), the TLS fixture's certificate; `/tiny.json`, `/status`.
     static func h2() throws -> String { try address("TERN_H2_URL") }
     /// The loopback forward proxy's port (`scripts/fixture_proxy.py`).

@@ -38,6 +38,10 @@ struct LibCurl: @unchecked Sendable {
     let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
     let slistAppend: @convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?
     let slistFreeAll: @convention(c) (Handle?) -> Void
+    /// For a connection Tern reads and writes itself (WebSocket): connect, then send and receive.
+    let easyPerform: @convention(c) (Handle?) -> Int32
+    let easySend: @convention(c) (Handle?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32
+    let easyRecv: @convention(c) (Handle?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32
 
     /// The oldest libcurl Tern uses: `curl_multi_poll` arrived in 7.68.0.
     static let minimumVersion: UInt32 = 0x07_44_00
@@ -106,7 +110,13 @@ struct LibCurl: @unchecked Sendable {
                         "curl_multi_info_read",
                         as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self),
                     slistAppend: try function("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?).self),
-                    slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self)))
+                    slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self),
+                    easyPerform: try function("curl_easy_perform", as: (@convention(c) (Handle?) -> Int32).self),
+                    easySend: try function(
+                        "curl_easy_send", as: (@convention(c) (Handle?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32).self),
+                    easyRecv: try function(
+                        "curl_easy_recv",
+                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32).self)))
         } catch {
             return .failure(error)
         }
@@ -194,6 +204,7 @@ struct LibCurl: @unchecked Sendable {
         case password = 10174, seekFunction = 20167, seekData = 10168, bufferSize = 98
         case sslCert = 10025, keyPassword = 10026, sslVersion = 32, caInfo = 10065, sslKey = 10087, caPath = 10097
         case pinnedPublicKey = 10230, proxy = 10004, noProxy = 10177
+        case connectOnly = 141, connectTimeoutMS = 156
     }
 
     /// Multi options.
@@ -206,6 +217,8 @@ struct LibCurl: @unchecked Sendable {
         case responseCode = 0x20_0002, numConnects = 0x20_001A, httpVersion = 0x20_002E
         case sizeUploadT = 0x60_0007, sizeDownloadT = 0x60_0008, totalTimeT = 0x60_0032, nameLookupTimeT = 0x60_0033
         case connectTimeT = 0x60_0034, startTransferTimeT = 0x60_0036, appConnectTimeT = 0x60_0038
+        /// `CURLINFO_ACTIVESOCKET`: the socket of a connect-only handle (a `curl_socket_t`, an `int`).
+        case activeSocket = 0x50_002C
     }
 
     /// `CURLPROTO_HTTP | CURLPROTO_HTTPS`.
@@ -218,6 +231,8 @@ struct LibCurl: @unchecked Sendable {
     /// `CURL_SSLVERSION_TLSv1_2` and `_TLSv1_3`: the oldest version accepted.
     static let tlsVersion1_2 = 6
     static let tlsVersion1_3 = 7
+    /// `CURLE_AGAIN`: a connect-only socket has nothing to read, or no room to write, now.
+    static let again: Int32 = 81
     /// `CURLE_SSL_PINNEDPUBKEYNOTMATCH`.
     static let pinMismatch: Int32 = 90
     /// `CURLPAUSE_RECV` and `CURLPAUSE_CONT` for `curl_easy_pause`.

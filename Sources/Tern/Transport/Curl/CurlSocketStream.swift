@@ -1,0 +1,172 @@
+#if canImport(Glibc) || canImport(Musl)
+#if canImport(Glibc)
+import Glibc
+#else
+import Musl
+#endif
+import Foundation
+
+/// A WebSocket's connection through libcurl's connect-only mode: libcurl resolves, connects,
+/// goes through the proxy and does TLS with the client's settings (pins included); then Tern
+/// reads and writes the socket with `curl_easy_recv` and `curl_easy_send`, woken by dispatch
+/// sources on the socket (no thread per socket). Works with every libcurl Tern loads: it needs no
+/// WebSocket support of its own.
+/// Thread safety: every call on the handle runs on `queue` (the WebSocket's), one at a time.
+// Sendable: every mutable property is touched only on `queue`.
+final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
+    private let curl: LibCurl
+    private let settings: CurlSettings
+    /// Where it connects: `http(s)://host:port/`, the WebSocket URL's scheme made HTTP's.
+    private let url: URL
+    private let connectTimeout: TimeInterval
+    /// The WebSocket's own serial queue: its events are delivered here.
+    private let queue: DispatchQueue
+    private var easy: LibCurl.Handle?
+    private var reader: DispatchSourceRead?
+    private var writer: DispatchSourceWrite?
+    private var isWriterRunning = false
+    private var isReaderPaused = false
+    private var pending: [(bytes: Data, offset: Int, written: @Sendable (URLError?) -> Void)] = []
+    private var events: (@Sendable (WebSocketStreamEvent) -> Void)?
+    private var hasEnded = false
+    private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    init(curl: LibCurl, settings: CurlSettings, url: URL, connectTimeout: TimeInterval, queue: DispatchQueue) {
+        self.curl = curl
+        self.queue = queue
+        self.settings = settings
+        self.url = url
+        self.connectTimeout = connectTimeout
+    }
+
+    func open(events: @escaping @Sendable (WebSocketStreamEvent) -> Void) {
+        queue.async { [self] in
+            self.events = events
+            // The connect blocks this queue's thread until connected, refused or timed out.
+            guard let easy = curl.easyInit() else { return end(URLError(.cannotConnectToHost)) }
+            self.easy = easy
+            curl.set(easy, .url, url.absoluteString)
+            curl.set(easy, .connectOnly, 1)
+            curl.set(easy, .noSignal, 1)
+            curl.set(easy, .protocols, LibCurl.httpProtocols)
+            if connectTimeout.isFinite, connectTimeout > 0 { curl.set(easy, .connectTimeoutMS, Int(connectTimeout * 1000)) }
+            if let refusal = CurlExchange.configureConnection(easy, curl: curl, settings: settings, host: url.host) {
+                return end(refusal)
+            }
+            let code = curl.easyPerform(easy)
+            guard code == 0 else { return end(curl.urlError(code, detail: "connecting to \(url.host ?? "the server")")) }
+            let socket = Int32(truncatingIfNeeded: curl.info(easy, long: .activeSocket))
+            guard socket >= 0 else { return end(URLError(.cannotConnectToHost)) }
+            startSources(socket)
+            events(.opened)
+            readAvailable()  // TLS may already hold bytes the socket will not signal again
+        }
+    }
+
+    func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void) {
+        queue.async { [self] in
+            guard !hasEnded else { return written(URLError(.networkConnectionLost)) }
+            pending.append((bytes, 0, written))
+            flush()
+        }
+    }
+
+    func setReadingPaused(_ paused: Bool) {
+        queue.async { [self] in
+            guard let reader, !hasEnded, paused != isReaderPaused else { return }
+            isReaderPaused = paused
+            if paused {
+                reader.suspend()
+            } else {
+                reader.resume()
+                readAvailable()
+            }
+        }
+    }
+
+    func close() {
+        queue.async { [self] in end(nil, report: false) }
+    }
+
+    private func startSources(_ socket: Int32) {
+        let reader = DispatchSource.makeReadSource(fileDescriptor: socket, queue: queue)
+        reader.setEventHandler { [weak self] in self?.readAvailable() }
+        let writer = DispatchSource.makeWriteSource(fileDescriptor: socket, queue: queue)
+        writer.setEventHandler { [weak self] in self?.flush() }
+        self.reader = reader
+        self.writer = writer
+        reader.resume()
+    }
+
+    /// Reads until libcurl has nothing more (`CURLE_AGAIN`), reporting each piece.
+    private func readAvailable() {
+        guard let easy, !hasEnded, !isReaderPaused else { return }
+        while !hasEnded, !isReaderPaused {
+            var count = 0
+            let code = buffer.withUnsafeMutableBytes { curl.easyRecv(easy, $0.baseAddress, $0.count, &count) }
+            if code == LibCurl.again { return }
+            guard code == 0 else { return end(curl.urlError(code, detail: "reading the WebSocket")) }
+            guard count > 0 else { return end(nil) }  // the server closed the connection
+            events?(.received(Data(buffer[0..<count])))
+        }
+    }
+
+    /// Writes what is pending until done or the socket is full; waits for room in the latter case.
+    private func flush() {
+        guard let easy, !hasEnded else { return }
+        while let first = pending.first {
+            var count = 0
+            let code = first.bytes.withUnsafeBytes { bytes in
+                curl.easySend(easy, bytes.baseAddress.map { $0 + first.offset }, bytes.count - first.offset, &count)
+            }
+            if code == LibCurl.again { return waitForRoom(true) }
+            guard code == 0 else { return end(curl.urlError(code, detail: "writing the WebSocket")) }
+            if first.offset + count < first.bytes.count {
+                pending[0].offset += count
+                continue
+            }
+            pending.removeFirst()
+            first.written(nil)
+        }
+        waitForRoom(false)
+    }
+
+    private func waitForRoom(_ waiting: Bool) {
+        guard let writer, waiting != isWriterRunning else { return }
+        isWriterRunning = waiting
+        if waiting { writer.resume() } else { writer.suspend() }
+    }
+
+    /// Ends the stream once: reports it (unless closed by the WebSocket itself), fails what was
+    /// not written, stops the sources and, once they have stopped, frees the handle (its socket).
+    private func end(_ error: URLError?, report: Bool = true) {
+        guard !hasEnded else { return }
+        hasEnded = true
+        let unwritten = pending
+        pending = []
+        for write in unwritten { write.written(error ?? URLError(.networkConnectionLost)) }
+        let (curl, easy) = (self.curl, self.easy)
+        self.easy = nil
+        let sources: [any DispatchSourceProtocol] = [reader, writer].compactMap { $0 }
+        if isReaderPaused { reader?.resume() }
+        if !isWriterRunning { writer?.resume() }
+        // The handle closes the socket: only after both sources let go of it.
+        let remaining = Locked(sources.count)
+        for source in sources {
+            source.setCancelHandler {
+                if remaining.withLock({
+                    $0 -= 1; return $0
+                }) == 0 {
+                    curl.easyCleanup(easy)
+                }
+            }
+            source.cancel()
+        }
+        if sources.isEmpty, let easy { curl.easyCleanup(easy) }
+        reader = nil
+        writer = nil
+        if report { events?(.ended(error)) }
+        events = nil
+    }
+}
+#endif

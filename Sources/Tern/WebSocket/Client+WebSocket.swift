@@ -1,0 +1,145 @@
+import Foundation
+
+extension Client {
+    /// Opens a WebSocket to `request`'s URL: `ws://` or `wss://` absolute, or a path relative to
+    /// the base URL (its `http` becomes `ws`, its `https` `wss`). The request's headers, query,
+    /// API group, hooks and adapters apply as for any request, and so do its tags and lifetime;
+    /// its body and response type do not. The socket connects at once; `messages`, `send` and
+    /// `opened()` wait for it.
+    ///
+    /// ```swift
+    /// let socket = client.webSocket(Request<Data>("live/prices"), options: WebSocketOptions(protocols: ["v2"]))
+    /// try await socket.send("subscribe CNY")
+    /// for try await message in socket.messages { print(message) }
+    /// ```
+    public func webSocket<Value>(_ request: Request<Value>, options: WebSocketOptions = WebSocketOptions()) -> WebSocket {
+        let state = Locked(WebSocket.State())
+        let inboxLink = Locked<WebSocketConnection?>(nil)
+        let inbox = WebSocketInbox(limit: options.receiveBufferSize) { hold in
+            inboxLink.withLock { $0 }?.setReadingPaused(hold)
+        }
+        var httpRequest = request
+        httpRequest.url = Self.httpForm(of: request.url)
+        let options = options
+        let callOptions = CallOptions(httpRequest, client: self, alwaysReportsCancellation: true)
+        let hooks = HookChain(request: httpRequest, settings: callOptions.settings, client: self)
+        let lifecycleBox = Locked<WebSocketLifecycle?>(nil)
+        let urlRequest: URLRequest
+        do {
+            if let problem = configurationError { throw problem }
+            guard !isInvalidated else { throw TernError.clientInvalidated }
+            (urlRequest, _) = try RequestBuilder.prepare(httpRequest, options: callOptions, hooks: hooks)
+        } catch {
+            let lifecycle = WebSocketLifecycle(method: .get, url: nil, tags: callOptions.tags, lifetime: request.lifetime)
+            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state)
+            Self.socketEvent(.ended(.failed(error as? TernError ?? .clientInvalidated)), state: state, inbox: inbox, lifecycle: nil)
+            return socket
+        }
+        let url = urlRequest.url ?? URL(fileURLWithPath: "/")
+        let queue = DispatchQueue(label: "Tern.WebSocket")
+        let connection: WebSocketConnection
+        switch WebSocketStreams.make(to: url, settings: configuration.transportSettings, connectTimeout: callOptions.timeout, queue: queue)
+        {
+        case .success(let stream):
+            connection = WebSocketConnection(
+                stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options
+            ) { event in
+                Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 })
+            }
+        case .failure(let error):
+            let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
+            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state)
+            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil)
+            return socket
+        }
+        inboxLink.withLock { $0 = connection }
+        let lifecycle = WebSocketLifecycle(
+            method: .get, url: Self.webSocketForm(of: url), tags: callOptions.tags, lifetime: request.lifetime, connection: connection)
+        lifecycleBox.withLock { $0 = lifecycle }
+        let handle = lifecycle.makeHandle()
+        lifecycle.begin(retaining: lifecycle.retainsHandle ? handle : nil)
+        _ = admit(lifecycle, strategy: .allow)
+        lifecycle.start(idle: .infinity, attemptLimit: nil, deadline: .infinity) { [weak self] in self?.leave($0) }
+        if lifecycle.lifetime.kind == .owner { OwnerWatcher.shared.watch(lifecycle) }
+        lifecycle.markSent()
+        if let adapters = hooks?.adapters, !adapters.isEmpty {
+            AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: callOptions.tags)) { outcome in
+                switch outcome {
+                case .success(let adapted):
+                    connection.open(headers: adapted.allHTTPHeaderFields ?? [:])
+                case .failure(let error):
+                    connection.abort(error)
+                }
+            }
+        } else {
+            connection.open(headers: nil)
+        }
+        return WebSocket(handle: handle, inbox: inbox, connection: connection, state: state)
+    }
+
+    /// What a socket's connection reports, passed on to its waiters, its inbox and its lifecycle.
+    private static func socketEvent(
+        _ event: WebSocketConnection.Event, state: Locked<WebSocket.State>, inbox: WebSocketInbox, lifecycle: WebSocketLifecycle?
+    ) {
+        switch event {
+        case .opened(let subprotocol):
+            let waiters = state.withLock { state in
+                state.isOpen = true
+                state.subprotocol = subprotocol
+                defer { state.openWaiters = [] }
+                return state.openWaiters
+            }
+            for waiter in waiters { waiter.resume(returning: .success(subprotocol)) }
+        case .message(let message):
+            inbox.deliver(message)
+        case .ended(let ending):
+            let (openWaiters, endWaiters) = state.withLock { state in
+                state.isOpen = false
+                state.ending = state.ending ?? ending
+                defer { (state.openWaiters, state.endWaiters) = ([], []) }
+                return (state.openWaiters, state.endWaiters)
+            }
+            inbox.end(ending)
+            for waiter in openWaiters { waiter.resume(returning: .failure(WebSocket.error(of: ending))) }
+            for waiter in endWaiters { waiter.resume(returning: ending) }
+            lifecycle?.socketEnded()
+        }
+    }
+
+    /// `ws://…` as `http://…`, `wss://…` as `https://…`; anything else as it is.
+    static func httpForm(of url: String) -> String {
+        let lower = url.lowercased()
+        if lower.hasPrefix("ws://") { return "http://" + url.dropFirst(5) }
+        if lower.hasPrefix("wss://") { return "https://" + url.dropFirst(6) }
+        return url
+    }
+
+    /// An `http(s)` URL as its WebSocket form, `ws(s)`.
+    static func webSocketForm(of url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
+        return components.url ?? url
+    }
+}
+
+/// A WebSocket's place among the client's requests: registered while it runs, so the cancel APIs,
+/// an owner's release and `invalidate()` end it.
+// Sendable: adds only a constant to `RequestLifecycle`.
+final class WebSocketLifecycle: RequestLifecycle, @unchecked Sendable {
+    private let connection: WebSocketConnection?
+
+    init(method: HTTPMethod, url: URL?, tags: Set<String>, lifetime: Lifetime, connection: WebSocketConnection? = nil) {
+        self.connection = connection
+        super.init(method: method, url: url, tags: tags, lifetime: lifetime)
+    }
+
+    /// A cancel (or an owner's release) ended it: the socket fails with that error.
+    override func deliverEarly(_ error: TernError, handle: RequestHandle?) {
+        connection?.abort(error)
+    }
+
+    /// The socket ended by itself: the request is over.
+    func socketEnded() {
+        fail(.cancelled(.explicit))
+    }
+}

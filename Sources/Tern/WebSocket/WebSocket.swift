@@ -1,0 +1,130 @@
+import Foundation
+
+/// A WebSocket opened by a `Client` (`Client.webSocket(_:options:)`): send messages, read them as
+/// an `AsyncSequence`, ping, close. To Tern it is a request: its URL is built like a request's
+/// (base URL, API group, query, headers, parameter and URL hooks, adapters), it is registered
+/// with the client (`cancel(tag:)`, `cancel(url:)`, `cancelAll()` and an owner's release end it),
+/// and it ends exactly once (`ending`, `ended()`), closed with a code or failed with a `TernError`.
+/// Thread safety: safe to use from any thread.
+public final class WebSocket: Sendable {
+    /// The socket as a request: its id, URL, tags and phase, and `cancel()`.
+    public let handle: RequestHandle
+    private let inbox: WebSocketInbox
+    private let connection: WebSocketConnection?
+    private let state: Locked<State>
+
+    struct State {
+        var subprotocol: String?
+        var isOpen = false
+        var ending: WebSocketEnding?
+        var endWaiters: [CheckedContinuation<WebSocketEnding, Never>] = []
+        var openWaiters: [CheckedContinuation<Result<String?, TernError>, Never>] = []
+    }
+
+    init(handle: RequestHandle, inbox: WebSocketInbox, connection: WebSocketConnection?, state: Locked<State>) {
+        self.handle = handle
+        self.inbox = inbox
+        self.connection = connection
+        self.state = state
+    }
+
+    /// The messages the server sends, in order; the sequence finishes when the socket closes and
+    /// throws the `TernError` it failed with. One reader at a time; a reader that falls behind
+    /// holds the connection back (`WebSocketOptions.receiveBufferSize`).
+    public var messages: WebSocketMessages { WebSocketMessages(inbox: inbox) }
+
+    /// The subprotocol the server chose, once open; nil before, or when it chose none.
+    public var subprotocol: String? { state.withLock { $0.subprotocol } }
+
+    /// How the socket ended; nil while it is connecting or open.
+    public var ending: WebSocketEnding? { state.withLock { $0.ending } }
+
+    /// Waits until the socket is open; returns the subprotocol the server chose.
+    /// - Throws: the `TernError` it failed with before opening (a refused handshake, say).
+    @discardableResult
+    public func opened() async throws(TernError) -> String? {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String?, TernError>, Never>) in
+            let now: Result<String?, TernError>? = state.withLock { state in
+                if state.isOpen { return .success(state.subprotocol) }
+                if let ending = state.ending { return .failure(Self.error(of: ending)) }
+                state.openWaiters.append(continuation)
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+        return try result.get()
+    }
+
+    /// Waits for the socket's end.
+    public func ended() async -> WebSocketEnding {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> WebSocketEnding? in
+                if let ending = state.ending { return ending }
+                state.endWaiters.append(continuation)
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
+    /// Sends `message` and returns once it is handed to the connection (sent before the socket
+    /// opens, it waits for the handshake).
+    /// - Throws: the `TernError` that stopped it: the socket closed or failed first.
+    public func send(_ message: WebSocketMessage) async throws(TernError) {
+        guard let connection else { throw Self.error(of: ending ?? .failed(.clientInvalidated)) }
+        let error = await withCheckedContinuation { continuation in
+            connection.send(message) { continuation.resume(returning: $0) }
+        }
+        if let error { throw error }
+    }
+
+    /// Sends a text message.
+    public func send(_ text: String) async throws(TernError) { try await send(.text(text)) }
+
+    /// Sends a binary message.
+    public func send(_ data: Data) async throws(TernError) { try await send(.data(data)) }
+
+    /// Pings the server and waits for its pong.
+    /// - Throws: `.timedOut` when no pong came within `WebSocketOptions.pongTimeout` (the socket
+    ///   fails with it too), or why the socket ended first.
+    public func ping() async throws(TernError) {
+        guard let connection else { throw Self.error(of: ending ?? .failed(.clientInvalidated)) }
+        let error = await withCheckedContinuation { continuation in
+            connection.ping { continuation.resume(returning: $0) }
+        }
+        if let error { throw error }
+    }
+
+    /// Closes the socket with `code` and `reason` (at most 123 bytes are sent): the close
+    /// handshake, then the connection. It ends as `.closed` with the code the server answers.
+    public func close(_ code: WebSocketCloseCode = .normalClosure, reason: String = "") {
+        connection?.close(code, reason: reason)
+    }
+
+    /// Cancels the socket: it ends at once with `TernError.cancelled(.explicit)`.
+    public func cancel() { handle.cancel() }
+
+    static func error(of ending: WebSocketEnding) -> TernError {
+        switch ending {
+        case .failed(let error): error
+        case .closed(let code, _): .webSocketFailed(code: code, reason: "the WebSocket is closed")
+        }
+    }
+}
+
+/// A `WebSocket`'s messages as they arrive.
+public struct WebSocketMessages: AsyncSequence, Sendable {
+    public typealias Element = WebSocketMessage
+    let inbox: WebSocketInbox
+
+    /// Reads the next message.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let inbox: WebSocketInbox
+
+        /// The next message; nil once the socket closed.
+        /// - Throws: the `TernError` the socket failed with.
+        public mutating func next() async throws -> WebSocketMessage? { try await inbox.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(inbox: inbox) }
+}

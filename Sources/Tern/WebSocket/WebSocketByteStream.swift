@@ -1,0 +1,27 @@
+import Foundation
+
+/// A connection a WebSocket reads and writes itself: TCP, TLS for `wss`, through the client's
+/// proxy, with the client's TLS settings. Each transport gives one (`WebSocketStreams`).
+/// Thread safety: its methods may be called from any thread; its events come one at a time, in
+/// order, on the queue it was made with (the WebSocket's).
+protocol WebSocketByteStream: AnyObject, Sendable {
+    /// Connects, then reports: `.opened`, `.received` as bytes arrive, and `.ended` once.
+    func open(events: @escaping @Sendable (WebSocketStreamEvent) -> Void)
+    /// Writes `bytes` after what was written before; `written` runs once they are all handed to
+    /// the connection (or with the error that stopped them).
+    func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void)
+    /// Stops (or resumes) reading: a consumer that does not keep up holds the connection back.
+    func setReadingPaused(_ paused: Bool)
+    /// Closes the connection; no event follows but `.ended`, if it has not come yet.
+    func close()
+}
+
+/// What a byte stream reports.
+enum WebSocketStreamEvent: Sendable {
+    /// Connected (and, for `wss`, the TLS handshake done): the upgrade request can be written.
+    case opened
+    /// Bytes from the server.
+    case received(Data)
+    /// The connection ended: the server closed it (nil), or it failed.
+    case ended(URLError?)
+}

@@ -1,0 +1,329 @@
+import Foundation
+
+/// One WebSocket's protocol over its byte stream: the opening handshake, frames in and out, pings
+/// and the heartbeat, the close handshake both ways, and its one ending.
+///
+/// The server's protocol mistakes close the socket with their code (1002, 1007, 1009) and end it
+/// with `TernError.webSocketFailed`; a server's close frame is answered with the same code and
+/// ends it as `.closed`; a connection that ends without a close frame is `.abnormalClosure`.
+/// Thread safety: every mutable property is touched only on `queue`, where the stream's events
+/// arrive; the public side reaches it through `queue.async`.
+// Sendable: all mutable state is confined to `queue`.
+final class WebSocketConnection: @unchecked Sendable {
+    /// What the connection tells its socket.
+    enum Event: Sendable {
+        case opened(subprotocol: String?)
+        case message(WebSocketMessage)
+        case ended(WebSocketEnding)
+    }
+
+    private enum Phase { case idle, connecting, handshaking, open, closing, ended }
+
+    /// Frames larger than this go out in fragments (RFC 6455 §5.4).
+    static let fragmentSize = 1 << 20
+
+    let queue: DispatchQueue
+    let options: WebSocketOptions
+    private let stream: any WebSocketByteStream
+    private let handshake: WebSocketHandshake
+    /// The handshake's URL, `http(s)`: what the upgrade request asks for and errors name.
+    private let url: URL
+    private var headers: [String: String]
+    private let events: @Sendable (Event) -> Void
+
+    private var phase = Phase.idle
+    private var headBytes: [UInt8] = []
+    private var refusal: (head: RawResponseHead, body: [UInt8])?
+    private var reader: WebSocketMessageReader
+    private var unsent: [(frames: Data, done: @Sendable (TernError?) -> Void)] = []
+    private var pings: [(payload: Data, done: @Sendable (TernError?) -> Void)] = []
+    private var pingCounter: UInt64 = 0
+    private var pongTimer: DispatchSourceTimer?
+    private var heartbeat: DispatchSourceTimer?
+    private var closeTimer: DispatchSourceTimer?
+    /// The close frame the app sent, if it started the close handshake.
+    private var closeSent: (code: WebSocketCloseCode, reason: String)?
+
+    init(
+        stream: any WebSocketByteStream, queue: DispatchQueue, url: URL, headers: [String: String], options: WebSocketOptions,
+        events: @escaping @Sendable (Event) -> Void
+    ) {
+        self.stream = stream
+        self.queue = queue
+        self.url = url
+        self.headers = headers
+        self.options = options
+        self.events = events
+        handshake = WebSocketHandshake(protocols: options.protocols)
+        reader = WebSocketMessageReader(maximumMessageSize: options.maximumMessageSize, maximumFrameSize: options.maximumMessageSize)
+    }
+
+    // MARK: What the socket asks
+
+    /// Connects and opens the WebSocket, with `headers` in place of the request's (what its
+    /// adapters made of them) when given. The stream holds the connection until it ends.
+    func open(headers adapted: [String: String]?) {
+        queue.async { [self] in
+            guard phase == .idle else { return }
+            phase = .connecting
+            if let adapted { headers = adapted }
+            stream.open { event in self.streamEvent(event) }
+        }
+    }
+
+    /// Sends `message`; `done` runs once it is handed to the connection, or with why it was not.
+    func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
+        let frames: Data
+        switch message {
+        case .text(let text): frames = Self.frames(.text, Data(text.utf8))
+        case .data(let data): frames = Self.frames(.binary, data)
+        }
+        queue.async { [self] in write(frames, done: done) }
+    }
+
+    /// Pings the server; `done` runs when its pong comes, or with `.timedOut` after `pongTimeout`.
+    func ping(done: @escaping @Sendable (TernError?) -> Void) {
+        queue.async { [self] in sendPing(done: done) }
+    }
+
+    /// Starts the close handshake with `code` and `reason` (at most 123 bytes of UTF-8).
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        queue.async { [self] in
+            switch phase {
+            case .idle, .connecting, .handshaking:
+                end(.closed(code, reason: reason))
+            case .open:
+                closeSent = (code, reason)
+                phase = .closing
+                writeControl(.close, Self.closePayload(code, reason))
+                closeTimer = after(options.closeTimeout) { [self] in end(.closed(code, reason: reason)) }
+            case .closing, .ended:
+                break
+            }
+        }
+    }
+
+    /// Ends the socket at once with `error` (a cancel), closing the connection without a handshake.
+    func abort(_ error: TernError) {
+        queue.async { [self] in
+            if phase == .open { writeControl(.close, Self.closePayload(.goingAway, "")) }
+            end(.failed(error))
+        }
+    }
+
+    /// Stops (or resumes) reading from the connection: the reader of the messages fell behind.
+    func setReadingPaused(_ paused: Bool) { stream.setReadingPaused(paused) }
+
+    // MARK: The stream's events
+
+    private func streamEvent(_ event: WebSocketStreamEvent) {
+        switch event {
+        case .opened:
+            guard phase == .connecting else { return }
+            phase = .handshaking
+            stream.write(handshake.requestHead(for: url, headers: headers)) { _ in }
+        case .received(let bytes):
+            received(bytes)
+        case .ended(let error):
+            streamEnded(error)
+        }
+    }
+
+    private func received(_ bytes: Data) {
+        switch phase {
+        case .handshaking: handshakeBytes(bytes)
+        case .open, .closing: frameBytes(bytes)
+        case .idle, .connecting, .ended: break
+        }
+    }
+
+    private func handshakeBytes(_ bytes: Data) {
+        if var refused = refusal {
+            refused.body.append(contentsOf: bytes)
+            refusal = refused
+            return finishRefusalIfComplete()
+        }
+        headBytes.append(contentsOf: bytes)
+        do {
+            guard let head = try RawResponseHead.parse(headBytes) else { return }
+            let rest = Array(headBytes[head.length...])
+            headBytes = []
+            do {
+                let chosen = try handshake.check(status: head.status, headers: head.headers)
+                phase = .open
+                events(.opened(subprotocol: chosen))
+                for (frames, done) in unsent { stream.write(frames) { done($0.map(TernError.transport)) } }
+                unsent = []
+                startHeartbeat()
+                if !rest.isEmpty { frameBytes(Data(rest)) }
+            } catch .status {
+                refusal = (head, rest)
+                finishRefusalIfComplete()
+            }
+        } catch {
+            if case .invalid(let reason) = error { end(.failed(.webSocketFailed(code: .protocolError, reason: reason))) }
+        }
+    }
+
+    /// A refused handshake ends with the status, headers and body (up to 64 KB) of the answer.
+    private func finishRefusalIfComplete(ended: Bool = false) {
+        guard let (head, body) = refusal else { return }
+        let length = head.headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
+        if !ended, let length, body.count < min(length, 64 << 10) { return }
+        let kept = Data(body.prefix(min(length ?? body.count, 64 << 10)))
+        end(
+            .failed(
+                .unacceptableStatus(code: head.status, body: kept, headers: head.headers, request: RequestLine(method: "GET", url: url))))
+    }
+
+    private func frameBytes(_ bytes: Data) {
+        reader.append(bytes)
+        do {
+            while phase == .open || phase == .closing, let incoming = try reader.next() {
+                switch incoming {
+                case .message(let message): if phase == .open { events(.message(message)) }
+                case .ping(let payload): writeControl(.pong, payload)
+                case .pong(let payload): pong(payload)
+                case .close(let code, let reason): serverClosed(code, reason)
+                }
+            }
+        } catch {
+            if phase == .open { writeControl(.close, Self.closePayload(error.code, error.reason)) }
+            end(.failed(.webSocketFailed(code: error.code, reason: error.reason)))
+        }
+    }
+
+    private func serverClosed(_ code: WebSocketCloseCode?, _ reason: String) {
+        if phase == .open {
+            // Answer with the same code (§5.5.1), then end: the server closes the connection.
+            writeControl(.close, code.map { Self.closePayload($0, "") } ?? Data())
+        }
+        end(.closed(code ?? .noStatusReceived, reason: reason))
+    }
+
+    private func streamEnded(_ error: URLError?) {
+        switch phase {
+        case .handshaking where refusal != nil:
+            finishRefusalIfComplete(ended: true)
+        case .closing:
+            end(.closed(closeSent?.code ?? .normalClosure, reason: closeSent?.reason ?? ""))
+        case .idle, .connecting, .handshaking, .open:
+            if let error { return end(.failed(.transport(error))) }
+            end(.failed(.webSocketFailed(code: .abnormalClosure, reason: "the connection ended without a close frame")))
+        case .ended:
+            break
+        }
+    }
+
+    // MARK: Writing
+
+    private func write(_ frames: Data, done: @escaping @Sendable (TernError?) -> Void) {
+        switch phase {
+        case .idle, .connecting, .handshaking:
+            unsent.append((frames, done))
+        case .open:
+            stream.write(frames) { done($0.map(TernError.transport)) }
+        case .closing, .ended:
+            done(.webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
+        }
+    }
+
+    private func writeControl(_ opcode: WebSocketFrame.Opcode, _ payload: Data) {
+        let frame = WebSocketFrame(isFinal: true, opcode: opcode, payload: payload.prefix(125))
+        stream.write(frame.encoded(mask: .random(in: .min ... .max))) { _ in }
+    }
+
+    /// `payload` as frames of at most `fragmentSize` bytes, each with its own mask.
+    static func frames(_ opcode: WebSocketFrame.Opcode, _ payload: Data) -> Data {
+        guard payload.count > fragmentSize else {
+            return WebSocketFrame(isFinal: true, opcode: opcode, payload: payload).encoded(mask: .random(in: .min ... .max))
+        }
+        var out = Data()
+        var start = payload.startIndex
+        while start < payload.endIndex {
+            let end = min(start + fragmentSize, payload.endIndex)
+            let frame = WebSocketFrame(
+                isFinal: end == payload.endIndex, opcode: start == payload.startIndex ? opcode : .continuation,
+                payload: payload[start..<end])
+            out.append(frame.encoded(mask: .random(in: .min ... .max)))
+            start = end
+        }
+        return out
+    }
+
+    static func closePayload(_ code: WebSocketCloseCode, _ reason: String) -> Data {
+        var payload = Data([UInt8(code.rawValue >> 8), UInt8(truncatingIfNeeded: code.rawValue)])
+        // At most 123 bytes of reason, cut at a character boundary.
+        var text = Substring(reason)
+        while text.utf8.count > 123 { text = text.dropLast() }
+        payload.append(contentsOf: text.utf8)
+        return payload
+    }
+
+    // MARK: Pings and the heartbeat
+
+    private func sendPing(done: @escaping @Sendable (TernError?) -> Void) {
+        guard phase == .open else {
+            return done(.webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is not open"))
+        }
+        pingCounter += 1
+        let payload = withUnsafeBytes(of: pingCounter.bigEndian) { Data($0) }
+        pings.append((payload, done))
+        writeControl(.ping, payload)
+        if pongTimer == nil {
+            let seconds = options.pongTimeout
+            pongTimer = after(seconds) { [self] in end(.failed(.timedOut(after: seconds))) }
+        }
+    }
+
+    /// A pong answers its ping and every older one (§5.5.3: a pong may answer only the latest).
+    private func pong(_ payload: Data) {
+        guard let index = pings.firstIndex(where: { $0.payload == payload }) else { return }
+        let answered = pings[...index]
+        pings.removeFirst(index + 1)
+        if pings.isEmpty {
+            pongTimer?.cancel()
+            pongTimer = nil
+        }
+        for ping in answered { ping.done(nil) }
+    }
+
+    private func startHeartbeat() {
+        guard let interval = options.pingInterval, interval > 0, interval.isFinite else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in
+            guard let self, self.pings.isEmpty else { return }
+            self.sendPing { _ in }
+        }
+        timer.resume()
+        heartbeat = timer
+    }
+
+    private func after(_ seconds: TimeInterval, _ body: @escaping () -> Void) -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + seconds)
+        timer.setEventHandler(handler: body)
+        timer.resume()
+        return timer
+    }
+
+    // MARK: The end
+
+    private func end(_ ending: WebSocketEnding) {
+        guard phase != .ended else { return }
+        phase = .ended
+        for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }
+        (pongTimer, heartbeat, closeTimer) = (nil, nil, nil)
+        let error: TernError =
+            switch ending {
+            case .failed(let error): error
+            case .closed(let code, _): .webSocketFailed(code: code, reason: "the WebSocket is closed")
+            }
+        for (_, done) in unsent { done(error) }
+        for ping in pings { ping.done(error) }
+        (unsent, pings) = ([], [])
+        stream.close()
+        events(.ended(ending))
+    }
+}

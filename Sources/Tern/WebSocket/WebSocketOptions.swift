@@ -1,0 +1,64 @@
+import Foundation
+
+/// How a WebSocket behaves: the subprotocols it offers, its limits, its heartbeat.
+/// Thread safety: a value type, safe to share.
+public struct WebSocketOptions: Sendable, Equatable {
+    /// Subprotocols to offer (`Sec-WebSocket-Protocol`), in order of preference; the one the server
+    /// chose is `WebSocket.subprotocol`. Default none.
+    public var protocols: [String]
+    /// The largest message taken, its fragments together; a larger one closes the socket with
+    /// 1009 (message too big). Default 16 MiB.
+    public var maximumMessageSize: Int
+    /// Received messages kept while nobody reads them, in bytes; past it Tern stops reading from
+    /// the connection until the reader catches up. Default 4 MiB (at least one message is kept).
+    public var receiveBufferSize: Int
+    /// Seconds between pings while the socket is open; nil for none. Default 30.
+    public var pingInterval: TimeInterval?
+    /// Seconds a ping (the heartbeat's or `ping()`) waits for its pong before the socket fails with
+    /// `TernError.timedOut`. Default 10.
+    public var pongTimeout: TimeInterval
+    /// Seconds `close` waits for the server's close frame before dropping the connection. Default 5.
+    public var closeTimeout: TimeInterval
+
+    /// Creates options; every default is listed on its property.
+    public init(
+        protocols: [String] = [], maximumMessageSize: Int = 16 << 20, receiveBufferSize: Int = 4 << 20,
+        pingInterval: TimeInterval? = 30, pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5
+    ) {
+        self.protocols = protocols
+        self.maximumMessageSize = maximumMessageSize
+        self.receiveBufferSize = receiveBufferSize
+        self.pingInterval = pingInterval
+        self.pongTimeout = pongTimeout
+        self.closeTimeout = closeTimeout
+    }
+}
+
+/// How a WebSocket ended: its one terminal event.
+/// Thread safety: a value type, safe to share.
+public enum WebSocketEnding: Sendable, Equatable, CustomStringConvertible {
+    /// Closed by a close handshake — the app's `close` or the server's close frame — with the
+    /// code and reason of the close frame the server sent (`.noStatusReceived` when it had none).
+    case closed(WebSocketCloseCode, reason: String)
+    /// Failed: the handshake was refused (`.unacceptableStatus`), the connection failed
+    /// (`.transport`), the server broke the protocol or the connection ended without a close
+    /// frame (`.webSocketFailed`), a pong did not come (`.timedOut`), or it was cancelled.
+    case failed(TernError)
+
+    /// `closed: 1000 (normal closure)`, with the reason after a comma; `failed: ` and the error.
+    public var description: String {
+        switch self {
+        case .closed(let code, let reason): "closed: \(code)\(reason.isEmpty ? "" : ", \(reason)")"
+        case .failed(let error): "failed: \(error)"
+        }
+    }
+
+    /// Same kind, same code and reason, or errors with the same description.
+    public static func == (lhs: WebSocketEnding, rhs: WebSocketEnding) -> Bool {
+        switch (lhs, rhs) {
+        case (.closed(let a, let x), .closed(let b, let y)): a == b && x == y
+        case (.failed(let a), .failed(let b)): a.description == b.description
+        default: false
+        }
+    }
+}

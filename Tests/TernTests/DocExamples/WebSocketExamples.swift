@@ -1,0 +1,23 @@
+// swift-format-ignore-file
+import Foundation
+import Tern
+
+// The code samples of the WebSockets article (Sources/Tern/Tern.docc/UsingWebSockets.md), compiled
+// here; DocSamplesTests checks that every ```swift block of the article appears in this folder.
+// Not reformatted: the article shows these lines.
+
+func liveTemperatures(api: Client) async throws {
+    var live = Request<Data>("live/temperatures", query: ["city": "101010100"])
+    live.tags = ["live"]
+    let socket = api.webSocket(live, options: WebSocketOptions(protocols: ["v2"]))
+    try await socket.send("subscribe")
+    for try await message in socket.messages {
+        if case .text(let text) = message { print(text) }
+    }
+    print(await socket.ended())   // closed: 1000 (normal closure)
+}
+
+func liveOptions() -> WebSocketOptions {
+    WebSocketOptions(protocols: ["v2", "v1"], maximumMessageSize: 1 << 20,
+                     pingInterval: 15, pongTimeout: 5)
+}

@@ -1,0 +1,64 @@
+"""The reference WebSocket server for Tern's tests: the `websockets` package (an independent
+RFC 6455 implementation), on 127.0.0.1 only. Paths:
+
+  /echo                  echoes every message, text as text and binary as binary
+  /push?n=N&size=S       sends N text messages of S bytes ("0…"), then waits
+  /close?code=C&reason=R closes at once with code C and reason R
+  /headers               sends the upgrade request's headers as one JSON text message, then echoes
+  /reject                answers 403 with a body instead of upgrading
+  /silent                completes the handshake, then never answers (not even pings)
+Subprotocols offered by a client are chosen from "v2" and "chat", first match.
+"""
+import argparse
+import asyncio
+import json
+from http import HTTPStatus
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import serve
+
+
+async def handler(connection):
+    url = urlsplit(connection.request.path)
+    query = {key: values[0] for key, values in parse_qs(url.query).items()}
+    if url.path == "/push":
+        size = int(query.get("size", "16"))
+        for index in range(int(query.get("n", "5"))):
+            await connection.send(str(index % 10) * size)
+        await connection.wait_closed()
+    elif url.path == "/close":
+        await connection.close(int(query.get("code", "1000")), query.get("reason", ""))
+    elif url.path == "/silent":
+        await asyncio.sleep(3600)
+    else:
+        if url.path == "/headers":
+            await connection.send(json.dumps(dict(connection.request.headers.raw_items())))
+        async for message in connection:
+            await connection.send(message)
+
+
+def process_request(connection, request):
+    if request.path.startswith("/reject"):
+        return connection.respond(HTTPStatus.FORBIDDEN, "no sockets for you\n")
+    return None
+
+
+def select_subprotocol(connection, offered):
+    for name in offered:
+        if name in ("v2", "chat"):
+            return name
+    return None
+
+
+async def main(port):
+    async with serve(
+        handler, "127.0.0.1", port, process_request=process_request, select_subprotocol=select_subprotocol,
+        max_size=64 << 20, ping_interval=None,
+    ) as server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    asyncio.run(main(parser.parse_args().port))
