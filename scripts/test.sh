@@ -72,6 +72,10 @@ wait_for() {
 websocket_port=$(free_port)
 "$python" scripts/websocket_server.py --port "$websocket_port" >"$logs/websocket.log" 2>&1 &
 pids+=($!)
+# And a hostile one: malformed frames, broken handshakes, stalls.
+websocket_fixture_port=$(free_port)
+"$python" scripts/fixture_websocket.py --port "$websocket_fixture_port" >"$logs/fixture-websocket.log" 2>&1 &
+pids+=($!)
 wait_for "http://127.0.0.1:$httpbin_port/get"
 wait_for "http://127.0.0.1:$fixture_port/json"
 for _ in $(seq 1 100); do [ -f "$logs/tls/pins.txt" ] && break; sleep 0.2; done
@@ -100,7 +104,10 @@ done
 
 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5).close()" "$websocket_port" \
     || { echo "the WebSocket server did not start; log:" >&2; cat "$logs/websocket.log" >&2; exit 1; }
+python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5).close()" "$websocket_fixture_port" \
+    || { echo "the WebSocket fixture did not start; log:" >&2; cat "$logs/fixture-websocket.log" >&2; exit 1; }
 export TERN_WEBSOCKET_URL="ws://127.0.0.1:$websocket_port"
+export TERN_WEBSOCKET_FIXTURE_URL="ws://127.0.0.1:$websocket_fixture_port"
 export TERN_PROXY_PORT="$proxy_port"
 export TERN_H2_URL="https://127.0.0.1:$h2_port"
 export TERN_TLS_URL="https://127.0.0.1:$tls_port"

@@ -13,6 +13,51 @@ extension Client {
     /// for try await message in socket.messages { print(message) }
     /// ```
     public func webSocket<Value>(_ request: Request<Value>, options: WebSocketOptions = WebSocketOptions()) -> WebSocket {
+        openWebSocket(request, options: options, handler: nil)
+    }
+
+    /// Opens a WebSocket whose events go to `onEvent`, in order, on the callback queue (the
+    /// request's, else the client's): `.opened`, each `.message`, then `.ended` exactly once.
+    /// Its `messages` sequence stays empty.
+    ///
+    /// ```swift
+    /// let socket = client.webSocket(Request<Data>("live/prices")) { event in
+    ///     if case .message(.text(let text)) = event { show(text) }
+    /// }
+    /// socket.send("subscribe CNY") { error in if let error { alert(error) } }
+    /// ```
+    @discardableResult
+    public func webSocket<Value>(
+        _ request: Request<Value>, options: WebSocketOptions = WebSocketOptions(),
+        onEvent: @escaping @Sendable (WebSocketEvent) -> Void
+    ) -> WebSocket {
+        let queue = callbackQueue(for: request)
+        return openWebSocket(request, options: options) { event in queue.perform { onEvent(event) } }
+    }
+
+    /// Opens a WebSocket whose events go to `delegate` (held weakly), on the callback queue.
+    @discardableResult
+    public func webSocket<Value>(
+        _ request: Request<Value>, options: WebSocketOptions = WebSocketOptions(), delegate: any WebSocketDelegate
+    ) -> WebSocket {
+        let weakDelegate = WeakWebSocketDelegate(delegate)
+        let socketBox = Locked<WebSocket?>(nil)
+        let socket = webSocket(request, options: options) { event in
+            guard let delegate = weakDelegate.delegate, let socket = socketBox.withLock({ $0 }) else { return }
+            switch event {
+            case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
+            case .message(let message): delegate.webSocket(socket, didReceive: message)
+            case .ended(let ending): delegate.webSocket(socket, didEndWith: ending)
+            }
+            if case .ended = event { socketBox.withLock { $0 = nil } }
+        }
+        socketBox.withLock { $0 = socket }
+        return socket
+    }
+
+    private func openWebSocket<Value>(
+        _ request: Request<Value>, options: WebSocketOptions, handler: (@Sendable (WebSocketEvent) -> Void)?
+    ) -> WebSocket {
         let state = Locked(WebSocket.State())
         let inboxLink = Locked<WebSocketConnection?>(nil)
         let inbox = WebSocketInbox(limit: options.receiveBufferSize) { hold in
@@ -31,8 +76,10 @@ extension Client {
             (urlRequest, _) = try RequestBuilder.prepare(httpRequest, options: callOptions, hooks: hooks)
         } catch {
             let lifecycle = WebSocketLifecycle(method: .get, url: nil, tags: callOptions.tags, lifetime: request.lifetime)
-            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state)
-            Self.socketEvent(.ended(.failed(error as? TernError ?? .clientInvalidated)), state: state, inbox: inbox, lifecycle: nil)
+            let socket = WebSocket(
+                handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
+            Self.socketEvent(
+                .ended(.failed(error as? TernError ?? .clientInvalidated)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
             return socket
         }
         let url = urlRequest.url ?? URL(fileURLWithPath: "/")
@@ -44,12 +91,13 @@ extension Client {
             connection = WebSocketConnection(
                 stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options
             ) { event in
-                Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 })
+                Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
             }
         case .failure(let error):
             let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
-            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state)
-            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil)
+            let socket = WebSocket(
+                handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
+            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
             return socket
         }
         inboxLink.withLock { $0 = connection }
@@ -74,13 +122,21 @@ extension Client {
         } else {
             connection.open(headers: nil)
         }
-        return WebSocket(handle: handle, inbox: inbox, connection: connection, state: state)
+        return WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: callbackQueue(for: request))
     }
 
     /// What a socket's connection reports, passed on to its waiters, its inbox and its lifecycle.
     private static func socketEvent(
-        _ event: WebSocketConnection.Event, state: Locked<WebSocket.State>, inbox: WebSocketInbox, lifecycle: WebSocketLifecycle?
+        _ event: WebSocketConnection.Event, state: Locked<WebSocket.State>, inbox: WebSocketInbox, lifecycle: WebSocketLifecycle?,
+        handler: (@Sendable (WebSocketEvent) -> Void)?
     ) {
+        defer {
+            switch event {
+            case .opened(let subprotocol): handler?(.opened(subprotocol: subprotocol))
+            case .message(let message): handler?(.message(message))
+            case .ended(let ending): handler?(.ended(ending))
+            }
+        }
         switch event {
         case .opened(let subprotocol):
             let waiters = state.withLock { state in
@@ -91,7 +147,7 @@ extension Client {
             }
             for waiter in waiters { waiter.resume(returning: .success(subprotocol)) }
         case .message(let message):
-            inbox.deliver(message)
+            if handler == nil { inbox.deliver(message) }
         case .ended(let ending):
             let (openWaiters, endWaiters) = state.withLock { state in
                 state.isOpen = false

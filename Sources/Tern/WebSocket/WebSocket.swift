@@ -21,8 +21,15 @@ public final class WebSocket: Sendable {
         var openWaiters: [CheckedContinuation<Result<String?, TernError>, Never>] = []
     }
 
-    init(handle: RequestHandle, inbox: WebSocketInbox, connection: WebSocketConnection?, state: Locked<State>) {
+    /// Where completions of the closure-style `send` run.
+    private let callbackQueue: CallbackQueue
+
+    init(
+        handle: RequestHandle, inbox: WebSocketInbox, connection: WebSocketConnection?, state: Locked<State>,
+        callbackQueue: CallbackQueue = .main
+    ) {
         self.handle = handle
+        self.callbackQueue = callbackQueue
         self.inbox = inbox
         self.connection = connection
         self.state = state
@@ -76,6 +83,21 @@ public final class WebSocket: Sendable {
             connection.send(message) { continuation.resume(returning: $0) }
         }
         if let error { throw error }
+    }
+
+    /// Sends `message`, then calls `completion` on the callback queue the socket was opened with
+    /// (nil: handed to the connection; else the error that stopped it).
+    public func send(_ message: WebSocketMessage, completion: @escaping @Sendable (TernError?) -> Void) {
+        guard let connection else {
+            return callbackQueue.perform { completion(Self.error(of: self.ending ?? .failed(.clientInvalidated))) }
+        }
+        let queue = callbackQueue
+        connection.send(message) { error in queue.perform { completion(error) } }
+    }
+
+    /// Sends a text message, then calls `completion` on the callback queue.
+    public func send(_ text: String, completion: @escaping @Sendable (TernError?) -> Void) {
+        send(.text(text), completion: completion)
     }
 
     /// Sends a text message.

@@ -62,3 +62,38 @@ public enum WebSocketEnding: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// What a WebSocket opened with an event handler reports, in order: `.opened`, each `.message`,
+/// then `.ended` exactly once (`.ended` alone when it never opened).
+/// Thread safety: a value type, safe to share.
+public enum WebSocketEvent: Sendable, Equatable {
+    /// The handshake succeeded; the subprotocol the server chose, if any.
+    case opened(subprotocol: String?)
+    /// A message from the server.
+    case message(WebSocketMessage)
+    /// The socket's one ending.
+    case ended(WebSocketEnding)
+}
+
+/// Receives a WebSocket's events on the callback queue (`Client.webSocket(_:options:delegate:)`).
+/// Held weakly: a released delegate receives nothing more, and the socket runs on.
+public protocol WebSocketDelegate: AnyObject, Sendable {
+    /// The handshake succeeded; `subprotocol` is the one the server chose, if any.
+    func webSocket(_ socket: WebSocket, didOpenWith subprotocol: String?)
+    /// A message from the server.
+    func webSocket(_ socket: WebSocket, didReceive message: WebSocketMessage)
+    /// The socket ended: closed or failed, exactly once.
+    func webSocket(_ socket: WebSocket, didEndWith ending: WebSocketEnding)
+}
+
+extension WebSocketDelegate {
+    /// Does nothing by default.
+    public func webSocket(_ socket: WebSocket, didOpenWith subprotocol: String?) {}
+}
+
+/// A WebSocket's delegate, weakly.
+// Sendable: `delegate` is set once, in init; weak loads are atomic.
+final class WeakWebSocketDelegate: @unchecked Sendable {
+    weak var delegate: (any WebSocketDelegate)?
+    init(_ delegate: any WebSocketDelegate) { self.delegate = delegate }
+}

@@ -21,3 +21,15 @@ func liveOptions() -> WebSocketOptions {
     WebSocketOptions(protocols: ["v2", "v1"], maximumMessageSize: 1 << 20,
                      pingInterval: 15, pongTimeout: 5)
 }
+
+func liveWithClosures(api: Client) {
+    let socket = api.webSocket(Request<Data>("live/temperatures")) { event in
+        switch event {
+        case .opened(let subprotocol): print("open", subprotocol ?? "-")
+        case .message(.text(let text)): print(text)
+        case .message(.data(let data)): print(data.count, "bytes")
+        case .ended(let ending): print(ending)
+        }
+    }
+    socket.send("subscribe") { error in if let error { print(error) } }
+}

@@ -19,6 +19,9 @@ enum TestServers {
     /// The reference WebSocket server (`scripts/websocket_server.py`, the `websockets` package),
     /// e.g. `ws://127.0.0.1:41240`.
     static func webSocket() throws -> String { try address("TERN_WEBSOCKET_URL") }
+    /// The hostile WebSocket fixture (`scripts/fixture_websocket.py`): malformed frames, broken
+    /// handshakes, stalls.
+    static func webSocketFixture() throws -> String { try address("TERN_WEBSOCKET_FIXTURE_URL") }
 
     /// nginx over TLS with HTTP/2 (ALPN), the TLS fixture's certificate; `/tiny.json`, `/status`.
     static func h2() throws -> String { try address("TERN_H2_URL") }

@@ -143,3 +143,50 @@ import Testing
         }
     }
 }
+
+/// The closure and delegate styles: events in order on the callback queue, `.ended` once.
+@Suite struct WebSocketCallbackTests {
+    final class Recorder: WebSocketDelegate, @unchecked Sendable {
+        let events = Locked<[WebSocketEvent]>([])
+        func webSocket(_ socket: WebSocket, didOpenWith subprotocol: String?) {
+            events.withLock { $0.append(.opened(subprotocol: subprotocol)) }
+        }
+        func webSocket(_ socket: WebSocket, didReceive message: WebSocketMessage) { events.withLock { $0.append(.message(message)) } }
+        func webSocket(_ socket: WebSocket, didEndWith ending: WebSocketEnding) { events.withLock { $0.append(.ended(ending)) } }
+    }
+
+    @Test func eventsArriveInOrderOnTheCallbackQueueAndEndOnce() async throws {
+        let client = try WebSocketTests.client { $0.callbackQueue = .queue(DispatchQueue(label: "callbacks")) }
+        let events = Locked<[WebSocketEvent]>([])
+        let socket = client.webSocket(Request<Data>("echo"), options: WebSocketOptions(protocols: ["v2"])) { event in
+            dispatchPrecondition(condition: .notOnQueue(.main))
+            events.withLock { $0.append(event) }
+        }
+        let sent = Locked<[TernError?]>([])
+        socket.send("one") { error in sent.withLock { $0.append(error) } }
+        socket.send("two") { error in sent.withLock { $0.append(error) } }
+        #expect(await eventually { events.withLock { $0.count } == 3 })
+        socket.close(.goingAway, reason: "leaving")
+        #expect(await eventually { events.withLock { $0.count } == 4 })
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(
+            events.withLock { $0 } == [
+                .opened(subprotocol: "v2"), .message(.text("one")), .message(.text("two")), .ended(.closed(.goingAway, reason: "leaving")),
+            ])
+        #expect(sent.withLock { $0.count } == 2 && sent.withLock { $0.allSatisfy { $0 == nil } })
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == nil, "with a handler, messages go to it alone")
+    }
+
+    @Test func aDelegateHearsTheSameAndIsHeldWeakly() async throws {
+        let client = try WebSocketTests.client { $0.callbackQueue = .immediate }
+        let recorder = Recorder()
+        let socket = client.webSocket(Request<Data>("close", query: ["code": 4002, "reason": "later"]), delegate: recorder)
+        #expect(await eventually { recorder.events.withLock { $0.count } == 2 })
+        #expect(
+            recorder.events.withLock { $0 } == [
+                .opened(subprotocol: nil), .ended(.closed(WebSocketCloseCode(rawValue: 4002), reason: "later")),
+            ])
+        #expect(socket.ending == .closed(WebSocketCloseCode(rawValue: 4002), reason: "later"))
+    }
+}

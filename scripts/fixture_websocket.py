@@ -1,0 +1,121 @@
+"""A hostile WebSocket server for Tern's tests: what a conformant server (the websockets package,
+scripts/websocket_server.py) never sends. Raw asyncio streams on 127.0.0.1; the path picks the
+fault:
+
+  /rsv /opcode /masked /bigping /badutf8 /badclose   one malformed frame after the handshake
+  /fragmented       a text message in three fragments with a ping between them; after the pong
+                    (checked against the ping's payload) a text message "pong ok"
+  /badaccept /noupgrade /extension /subprotocol      a 101 that breaks the handshake's rules
+  /stall            half a frame header, then silence (pings are never answered)
+  /eof              the connection closed without a close frame
+"""
+import argparse
+import asyncio
+import base64
+import hashlib
+import struct
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def frame(opcode, payload=b"", fin=True, rsv=0, mask=None, length=None):
+    first = (0x80 if fin else 0) | rsv | opcode
+    n = len(payload) if length is None else length
+    head = bytes([first])
+    mask_bit = 0x80 if mask else 0
+    if n < 126:
+        head += bytes([mask_bit | n])
+    elif n < 65536:
+        head += bytes([mask_bit | 126]) + struct.pack("!H", n)
+    else:
+        head += bytes([mask_bit | 127]) + struct.pack("!Q", n)
+    if mask:
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        head += mask
+    return head + payload
+
+
+async def read_frame(reader):
+    first, second = await reader.readexactly(2)
+    n = second & 0x7F
+    if n == 126:
+        (n,) = struct.unpack("!H", await reader.readexactly(2))
+    elif n == 127:
+        (n,) = struct.unpack("!Q", await reader.readexactly(8))
+    mask = await reader.readexactly(4) if second & 0x80 else b"\0\0\0\0"
+    payload = bytes(b ^ mask[i % 4] for i, b in enumerate(await reader.readexactly(n)))
+    return first & 0x0F, payload
+
+
+async def handle(reader, writer):
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        path = lines[0].split(" ")[1]
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                headers[name.strip().lower()] = value.strip()
+        accept = base64.b64encode(hashlib.sha1((headers.get("sec-websocket-key", "") + GUID).encode()).digest()).decode()
+        response = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": accept}
+        if path == "/badaccept":
+            response["Sec-WebSocket-Accept"] = base64.b64encode(b"x" * 20).decode()
+        elif path == "/noupgrade":
+            del response["Upgrade"]
+        elif path == "/extension":
+            response["Sec-WebSocket-Extensions"] = "permessage-deflate"
+        elif path == "/subprotocol":
+            response["Sec-WebSocket-Protocol"] = "never-offered"
+        text = "HTTP/1.1 101 Switching Protocols\r\n" + "".join(f"{k}: {v}\r\n" for k, v in response.items()) + "\r\n"
+        writer.write(text.encode())
+        faults = {
+            "/rsv": frame(0x1, b"hi", rsv=0x40),
+            "/opcode": frame(0x3, b"hi"),
+            "/masked": frame(0x1, b"hi", mask=b"abcd"),
+            "/bigping": frame(0x9, b"x" * 126),
+            "/badutf8": frame(0x1, b"\xc0\x80"),
+            "/badclose": frame(0x8, struct.pack("!H", 1005)),
+        }
+        if path in faults:
+            writer.write(faults[path])
+        elif path == "/fragmented":
+            writer.write(frame(0x1, "北".encode(), fin=False) + frame(0x9, b"ping-1") + frame(0x0, "京".encode(), fin=False)
+                         + frame(0x0, b"!", fin=True))
+            await writer.drain()
+            while True:
+                opcode, payload = await read_frame(reader)
+                if opcode == 0xA:
+                    writer.write(frame(0x1, b"pong ok" if payload == b"ping-1" else b"wrong pong"))
+                    break
+        elif path == "/stall":
+            writer.write(bytes([0x81]))
+        elif path == "/eof":
+            await writer.drain()
+            writer.close()
+            return
+        await writer.drain()
+        # Answer a close frame with the same code, then close; otherwise wait for the client.
+        while True:
+            opcode, payload = await read_frame(reader)
+            if opcode == 0x8:
+                if path != "/stall":
+                    writer.write(frame(0x8, payload[:2]))
+                    await writer.drain()
+                break
+    except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main(port):
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    asyncio.run(main(parser.parse_args().port))
