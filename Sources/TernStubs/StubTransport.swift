@@ -29,6 +29,8 @@ public final class StubTransport: Transport {
     }
 
     private let state = Locked(State())
+    /// The stub sockets, latest last (`stubWebSocket`).
+    let webSocketStubs = Locked<[(matcher: StubMatcher, socket: StubWebSocket)]>([])
     private let queue = DispatchQueue(label: "TernStubs.delivery", attributes: .concurrent)
 
     /// Creates an empty registry.
@@ -55,6 +57,12 @@ public final class StubTransport: Transport {
     /// Removes every stub and forgets the received requests.
     public func reset() {
         state.withLock { $0 = State() }
+        webSocketStubs.withLock { $0 = [] }
+    }
+
+    /// Records a request received outside `start` (a WebSocket's upgrade request).
+    func record(_ request: URLRequest) {
+        state.withLock { $0.received.append(request) }
     }
 
     /// Every request this transport received, in order, matched or not.

@@ -63,3 +63,18 @@ final class ForecastModelTests: XCTestCase {
         XCTAssertEqual(stubs.received(.get("/v1/forecast")).first?.url?.query, "city=101010100")
     }
 }
+
+@Test func stubbedLiveScreen() async throws {
+    let stubs = StubTransport()
+    let live = StubWebSocket(greeting: [.send(.text("hello"))]) { message in
+        guard message == .text("subscribe") else { return [.close(.policyViolation, reason: "")] }
+        return [.send(.text("3°C"))]
+    }
+    stubs.stubWebSocket(.get("/v1/live"), live)
+    let api = Client(baseURL: "https://api.test/v1") { $0.transport = stubs }
+    let socket = api.webSocket(Request<Data>("live"))
+    try await socket.send("subscribe")
+    var messages = socket.messages.makeAsyncIterator()
+    #expect(try await messages.next() == .text("hello"))
+    #expect(try await messages.next() == .text("3°C"))
+}

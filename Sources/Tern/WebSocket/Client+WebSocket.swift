@@ -59,7 +59,7 @@ extension Client {
         _ request: Request<Value>, options: WebSocketOptions, handler: (@Sendable (WebSocketEvent) -> Void)?
     ) -> WebSocket {
         let state = Locked(WebSocket.State())
-        let inboxLink = Locked<WebSocketConnection?>(nil)
+        let inboxLink = Locked<(any WebSocketDriver)?>(nil)
         let inbox = WebSocketInbox(limit: options.receiveBufferSize) { hold in
             inboxLink.withLock { $0 }?.setReadingPaused(hold)
         }
@@ -84,15 +84,27 @@ extension Client {
         }
         let url = urlRequest.url ?? URL(fileURLWithPath: "/")
         let queue = DispatchQueue(label: "Tern.WebSocket")
-        let connection: WebSocketConnection
-        switch WebSocketStreams.make(to: url, settings: configuration.transportSettings, connectTimeout: callOptions.timeout, queue: queue)
-        {
-        case .success(let stream):
-            connection = WebSocketConnection(
-                stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options
-            ) { event in
-                Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
+        let connection: any WebSocketDriver
+        let relay: @Sendable (WebSocketDriverEvent) -> Void = { event in
+            Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
+        }
+        // A transport that serves sockets itself (TernStubs) gets them; the others, a connection.
+        let made: Result<any WebSocketDriver, TernError>
+        if let serving = exchanges.transport as? any WebSocketServing {
+            made = .success(WebSocketPeer(serving: serving, request: urlRequest, protocols: options.protocols, events: relay))
+        } else {
+            made = WebSocketStreams.make(
+                to: url, settings: configuration.transportSettings, connectTimeout: callOptions.timeout, queue: queue
+            )
+            .map { stream in
+                WebSocketConnection(
+                    stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options,
+                    events: relay)
             }
+        }
+        switch made {
+        case .success(let driver):
+            connection = driver
         case .failure(let error):
             let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
             let socket = WebSocket(
@@ -127,7 +139,7 @@ extension Client {
 
     /// What a socket's connection reports, passed on to its waiters, its inbox and its lifecycle.
     private static func socketEvent(
-        _ event: WebSocketConnection.Event, state: Locked<WebSocket.State>, inbox: WebSocketInbox, lifecycle: WebSocketLifecycle?,
+        _ event: WebSocketDriverEvent, state: Locked<WebSocket.State>, inbox: WebSocketInbox, lifecycle: WebSocketLifecycle?,
         handler: (@Sendable (WebSocketEvent) -> Void)?
     ) {
         defer {
@@ -182,9 +194,9 @@ extension Client {
 /// an owner's release and `invalidate()` end it.
 // Sendable: adds only a constant to `RequestLifecycle`.
 final class WebSocketLifecycle: RequestLifecycle, @unchecked Sendable {
-    private let connection: WebSocketConnection?
+    private let connection: (any WebSocketDriver)?
 
-    init(method: HTTPMethod, url: URL?, tags: Set<String>, lifetime: Lifetime, connection: WebSocketConnection? = nil) {
+    init(method: HTTPMethod, url: URL?, tags: Set<String>, lifetime: Lifetime, connection: (any WebSocketDriver)? = nil) {
         self.connection = connection
         super.init(method: method, url: url, tags: tags, lifetime: lifetime)
     }

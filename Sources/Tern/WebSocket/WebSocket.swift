@@ -10,7 +10,7 @@ public final class WebSocket: Sendable {
     /// The socket as a request: its id, URL, tags and phase, and `cancel()`.
     public let handle: RequestHandle
     private let inbox: WebSocketInbox
-    private let connection: WebSocketConnection?
+    private let connection: (any WebSocketDriver)?
     private let state: Locked<State>
 
     struct State {
@@ -25,7 +25,7 @@ public final class WebSocket: Sendable {
     private let callbackQueue: CallbackQueue
 
     init(
-        handle: RequestHandle, inbox: WebSocketInbox, connection: WebSocketConnection?, state: Locked<State>,
+        handle: RequestHandle, inbox: WebSocketInbox, connection: (any WebSocketDriver)?, state: Locked<State>,
         callbackQueue: CallbackQueue = .main
     ) {
         self.handle = handle

@@ -10,12 +10,7 @@ import Foundation
 /// arrive; the public side reaches it through `queue.async`.
 // Sendable: all mutable state is confined to `queue`.
 final class WebSocketConnection: @unchecked Sendable {
-    /// What the connection tells its socket.
-    enum Event: Sendable {
-        case opened(subprotocol: String?)
-        case message(WebSocketMessage)
-        case ended(WebSocketEnding)
-    }
+    typealias Event = WebSocketDriverEvent
 
     private enum Phase { case idle, connecting, handshaking, open, closing, ended }
 

@@ -1,0 +1,150 @@
+import Foundation
+
+/// What a `WebSocket` runs on: Tern's RFC 6455 over a connection (`WebSocketConnection`), or a
+/// server in the same process (`WebSocketPeer`, TernStubs' stub sockets).
+/// Thread safety: its methods may be called from any thread.
+protocol WebSocketDriver: AnyObject, Sendable {
+    /// Opens the socket, with `headers` in place of the request's when given (its adapters').
+    func open(headers: [String: String]?)
+    func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void)
+    func ping(done: @escaping @Sendable (TernError?) -> Void)
+    func close(_ code: WebSocketCloseCode, reason: String)
+    /// Ends the socket at once with `error` (a cancel).
+    func abort(_ error: TernError)
+    func setReadingPaused(_ paused: Bool)
+}
+
+/// What a socket's driver reports, in order, once each of `.opened` and `.ended`.
+enum WebSocketDriverEvent: Sendable {
+    case opened(subprotocol: String?)
+    case message(WebSocketMessage)
+    case ended(WebSocketEnding)
+}
+
+extension WebSocketConnection: WebSocketDriver {}
+
+/// A transport that serves WebSockets in the same process, without a connection (TernStubs'
+/// `StubTransport`): a client whose transport adopts it opens its sockets here.
+public protocol WebSocketServing: Sendable {
+    /// Serves the WebSocket that `request` opens (offering `protocols`) through `peer`, the
+    /// server's end; returns false when it serves none there (the socket then fails as a refused
+    /// handshake, 404).
+    func serveWebSocket(_ request: URLRequest, protocols: [String], peer: WebSocketPeer) -> Bool
+}
+
+/// The server's end of a WebSocket served in the same process (`WebSocketServing`): accept or
+/// refuse the handshake, send messages, close or fail — and hear what the client sends.
+/// Thread safety: safe to use from any thread; the client's messages and close arrive one at a
+/// time, in order.
+public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
+    // Sendable: every mutable property is touched only on `queue`.
+    private let queue = DispatchQueue(label: "Tern.WebSocketPeer")
+    private let serving: any WebSocketServing
+    private let request: URLRequest
+    private let protocols: [String]
+    private let events: @Sendable (WebSocketDriverEvent) -> Void
+    private var isOpen = false
+    private var hasEnded = false
+    private var onMessage: (@Sendable (WebSocketMessage) -> Void)?
+    private var onClose: (@Sendable (WebSocketCloseCode, String) -> Void)?
+
+    init(
+        serving: any WebSocketServing, request: URLRequest, protocols: [String], events: @escaping @Sendable (WebSocketDriverEvent) -> Void
+    ) {
+        self.serving = serving
+        self.request = request
+        self.protocols = protocols
+        self.events = events
+    }
+
+    // MARK: The server's side
+
+    /// Calls `handler` with each message the client sends.
+    public func onMessage(_ handler: @escaping @Sendable (WebSocketMessage) -> Void) { queue.async { self.onMessage = handler } }
+
+    /// Calls `handler` when the client closes the socket (its code and reason); the peer answers
+    /// the close itself.
+    public func onClose(_ handler: @escaping @Sendable (WebSocketCloseCode, String) -> Void) { queue.async { self.onClose = handler } }
+
+    /// Completes the handshake, choosing `subprotocol` (one the client offered, or nil).
+    public func accept(subprotocol: String? = nil) {
+        queue.async { [self] in
+            guard !isOpen, !hasEnded else { return }
+            if let subprotocol, !protocols.contains(subprotocol) {
+                return end(
+                    .failed(
+                        .webSocketFailed(
+                            code: .protocolError, reason: "the server chose a subprotocol that was not offered: \(subprotocol)")))
+            }
+            isOpen = true
+            events(.opened(subprotocol: subprotocol))
+        }
+    }
+
+    /// Refuses the handshake with `status` (not 101), `headers` and `body`.
+    public func refuse(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+        queue.async { [self] in
+            guard !isOpen else { return }
+            end(
+                .failed(
+                    .unacceptableStatus(code: status, body: body, headers: headers, request: RequestLine(method: "GET", url: request.url))))
+        }
+    }
+
+    /// Sends `message` to the client.
+    public func send(_ message: WebSocketMessage) {
+        queue.async { [self] in if isOpen, !hasEnded { events(.message(message)) } }
+    }
+
+    /// Closes the socket from the server's side with `code` and `reason`.
+    public func close(code: WebSocketCloseCode, reason: String = "") {
+        queue.async { [self] in end(.closed(code, reason: reason)) }
+    }
+
+    /// Drops the connection with `error`, as a network failure would.
+    public func fail(_ error: URLError) {
+        queue.async { [self] in end(.failed(.transport(error))) }
+    }
+
+    // MARK: The client's side
+
+    func open(headers: [String: String]?) {
+        var upgrade = request
+        if let headers { upgrade.allHTTPHeaderFields = headers }
+        if !serving.serveWebSocket(upgrade, protocols: protocols, peer: self) { refuse(status: 404, body: Data("no stub socket".utf8)) }
+    }
+
+    func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
+        queue.async { [self] in
+            guard isOpen, !hasEnded else { return done(.webSocketFailed(code: .normalClosure, reason: "the WebSocket is not open")) }
+            onMessage?(message)
+            done(nil)
+        }
+    }
+
+    func ping(done: @escaping @Sendable (TernError?) -> Void) {
+        queue.async { [self] in
+            done(isOpen && !hasEnded ? nil : .webSocketFailed(code: .normalClosure, reason: "the WebSocket is not open"))
+        }
+    }
+
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        queue.async { [self] in
+            guard !hasEnded else { return }
+            onClose?(code, reason)
+            end(.closed(code, reason: reason))
+        }
+    }
+
+    func abort(_ error: TernError) { queue.async { [self] in end(.failed(error)) } }
+
+    func setReadingPaused(_ paused: Bool) {}
+
+    private func end(_ ending: WebSocketEnding) {
+        guard !hasEnded else { return }
+        hasEnded = true
+        isOpen = false
+        (onMessage, onClose) = (nil, nil)
+        events(.ended(ending))
+    }
+}
