@@ -47,6 +47,7 @@ extension Client {
             switch event {
             case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
             case .message(let message): delegate.webSocket(socket, didReceive: message)
+            case .reconnecting(let attempt, let delay): delegate.webSocket(socket, willReconnect: attempt, after: delay)
             case .ended(let ending): delegate.webSocket(socket, didEndWith: ending)
             }
             if case .ended = event { socketBox.withLock { $0 = nil } }
@@ -83,34 +84,50 @@ extension Client {
             return socket
         }
         let url = urlRequest.url ?? URL(fileURLWithPath: "/")
-        let queue = DispatchQueue(label: "Tern.WebSocket")
         let connection: any WebSocketDriver
         let relay: @Sendable (WebSocketDriverEvent) -> Void = { event in
             Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
         }
-        // A transport that serves sockets itself (TernStubs) gets them; the others, a connection.
-        let made: Result<any WebSocketDriver, TernError>
-        if let serving = exchanges.transport as? any WebSocketServing {
-            made = .success(WebSocketPeer(serving: serving, request: urlRequest, protocols: options.protocols, events: relay))
-        } else {
-            made = WebSocketStreams.make(
-                to: url, settings: configuration.transportSettings, connectTimeout: callOptions.timeout, queue: queue
-            )
-            .map { stream in
+        let serving = exchanges.transport as? any WebSocketServing
+        let settings = configuration.transportSettings
+        // One connection: served in the process by a transport that serves sockets (TernStubs),
+        // else Tern's protocol over the platform's connection.
+        let make: ReconnectingDriver.Make = { events in
+            if let serving {
+                return .success(WebSocketPeer(serving: serving, request: urlRequest, protocols: options.protocols, events: events))
+            }
+            let queue = DispatchQueue(label: "Tern.WebSocket")
+            return WebSocketStreams.make(to: url, settings: settings, connectTimeout: callOptions.timeout, queue: queue).map { stream in
                 WebSocketConnection(
                     stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options,
-                    events: relay)
+                    events: events)
             }
         }
-        switch made {
-        case .success(let driver):
-            connection = driver
-        case .failure(let error):
-            let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
-            let socket = WebSocket(
-                handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
-            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
-            return socket
+        // Each connection's upgrade request goes through the adapters (a fresh token on a reconnection).
+        let adapters = hooks?.adapters ?? []
+        let tags = callOptions.tags
+        let start: @Sendable (any WebSocketDriver) -> Void = { driver in
+            guard !adapters.isEmpty else { return driver.open(headers: nil) }
+            AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: tags)) { outcome in
+                switch outcome {
+                case .success(let adapted): driver.open(headers: adapted.allHTTPHeaderFields ?? [:])
+                case .failure(let error): driver.abort(error)
+                }
+            }
+        }
+        if options.reconnect.maxAttempts > 0 {
+            connection = ReconnectingDriver(policy: options.reconnect, make: make, start: start, events: relay)
+        } else {
+            switch make(relay) {
+            case .success(let driver):
+                connection = driver
+            case .failure(let error):
+                let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
+                let socket = WebSocket(
+                    handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
+                Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
+                return socket
+            }
         }
         inboxLink.withLock { $0 = connection }
         let lifecycle = WebSocketLifecycle(
@@ -122,18 +139,7 @@ extension Client {
         lifecycle.start(idle: .infinity, attemptLimit: nil, deadline: .infinity) { [weak self] in self?.leave($0) }
         if lifecycle.lifetime.kind == .owner { OwnerWatcher.shared.watch(lifecycle) }
         lifecycle.markSent()
-        if let adapters = hooks?.adapters, !adapters.isEmpty {
-            AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: callOptions.tags)) { outcome in
-                switch outcome {
-                case .success(let adapted):
-                    connection.open(headers: adapted.allHTTPHeaderFields ?? [:])
-                case .failure(let error):
-                    connection.abort(error)
-                }
-            }
-        } else {
-            connection.open(headers: nil)
-        }
+        if connection is ReconnectingDriver { connection.open(headers: nil) } else { start(connection) }
         return WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: callbackQueue(for: request))
     }
 
@@ -146,6 +152,7 @@ extension Client {
             switch event {
             case .opened(let subprotocol): handler?(.opened(subprotocol: subprotocol))
             case .message(let message): handler?(.message(message))
+            case .reconnecting(let attempt, let delay, _): handler?(.reconnecting(attempt: attempt, after: delay))
             case .ended(let ending): handler?(.ended(ending))
             }
         }
@@ -160,6 +167,8 @@ extension Client {
             for waiter in waiters { waiter.resume(returning: .success(subprotocol)) }
         case .message(let message):
             if handler == nil { inbox.deliver(message) }
+        case .reconnecting:
+            state.withLock { $0.isOpen = false }
         case .ended(let ending):
             let (openWaiters, endWaiters) = state.withLock { state in
                 state.isOpen = false

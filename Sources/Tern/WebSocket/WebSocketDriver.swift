@@ -18,6 +18,8 @@ protocol WebSocketDriver: AnyObject, Sendable {
 enum WebSocketDriverEvent: Sendable {
     case opened(subprotocol: String?)
     case message(WebSocketMessage)
+    /// The connection ended with `ending`; reconnection number `attempt` starts after `delay` s.
+    case reconnecting(attempt: Int, after: TimeInterval, WebSocketEnding)
     case ended(WebSocketEnding)
 }
 

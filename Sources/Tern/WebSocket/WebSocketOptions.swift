@@ -19,12 +19,17 @@ public struct WebSocketOptions: Sendable, Equatable {
     public var pongTimeout: TimeInterval
     /// Seconds `close` waits for the server's close frame before dropping the connection. Default 5.
     public var closeTimeout: TimeInterval
+    /// Whether the socket connects again after a failure a new connection may cure. Default
+    /// `.never`.
+    public var reconnect: WebSocketReconnectPolicy
 
     /// Creates options; every default is listed on its property.
     public init(
         protocols: [String] = [], maximumMessageSize: Int = 16 << 20, receiveBufferSize: Int = 4 << 20,
-        pingInterval: TimeInterval? = 30, pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5
+        pingInterval: TimeInterval? = 30, pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5,
+        reconnect: WebSocketReconnectPolicy = .never
     ) {
+        self.reconnect = reconnect
         self.protocols = protocols
         self.maximumMessageSize = maximumMessageSize
         self.receiveBufferSize = receiveBufferSize
@@ -71,6 +76,9 @@ public enum WebSocketEvent: Sendable, Equatable {
     case opened(subprotocol: String?)
     /// A message from the server.
     case message(WebSocketMessage)
+    /// The connection ended (`WebSocketOptions.reconnect`): reconnection number `attempt` starts
+    /// after `after` seconds; `.opened` follows when it succeeds. Resubscribe there.
+    case reconnecting(attempt: Int, after: TimeInterval)
     /// The socket's one ending.
     case ended(WebSocketEnding)
 }
@@ -82,6 +90,8 @@ public protocol WebSocketDelegate: AnyObject, Sendable {
     func webSocket(_ socket: WebSocket, didOpenWith subprotocol: String?)
     /// A message from the server.
     func webSocket(_ socket: WebSocket, didReceive message: WebSocketMessage)
+    /// The connection ended and reconnection number `attempt` starts after `delay` seconds.
+    func webSocket(_ socket: WebSocket, willReconnect attempt: Int, after delay: TimeInterval)
     /// The socket ended: closed or failed, exactly once.
     func webSocket(_ socket: WebSocket, didEndWith ending: WebSocketEnding)
 }
@@ -89,6 +99,8 @@ public protocol WebSocketDelegate: AnyObject, Sendable {
 extension WebSocketDelegate {
     /// Does nothing by default.
     public func webSocket(_ socket: WebSocket, didOpenWith subprotocol: String?) {}
+    /// Does nothing by default.
+    public func webSocket(_ socket: WebSocket, willReconnect attempt: Int, after delay: TimeInterval) {}
 }
 
 /// A WebSocket's delegate, weakly.

@@ -19,7 +19,7 @@ func liveTemperatures(api: Client) async throws {
 
 func liveOptions() -> WebSocketOptions {
     WebSocketOptions(protocols: ["v2", "v1"], maximumMessageSize: 1 << 20,
-                     pingInterval: 15, pongTimeout: 5)
+                     pingInterval: 15, pongTimeout: 5, reconnect: .exponential(maxAttempts: 8))
 }
 
 func liveWithClosures(api: Client) {
@@ -28,6 +28,7 @@ func liveWithClosures(api: Client) {
         case .opened(let subprotocol): print("open", subprotocol ?? "-")
         case .message(.text(let text)): print(text)
         case .message(.data(let data)): print(data.count, "bytes")
+        case .reconnecting(let attempt, let delay): print("reconnecting", attempt, "in", delay, "s")
         case .ended(let ending): print(ending)
         }
     }

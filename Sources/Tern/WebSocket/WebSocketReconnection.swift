@@ -1,0 +1,191 @@
+import Foundation
+
+/// Whether and when a WebSocket that ended connects again (`WebSocketOptions.reconnect`).
+///
+/// A socket reconnects after a failure a new connection may cure — the network dropped
+/// (`.transport`), the connection ended without a close frame, a pong did not come, the server
+/// answered the handshake with a 5xx or 429, or closed with a code other than 1000 and 1001 —
+/// never after the app closed or cancelled it, a normal close by the server, a refused handshake
+/// (4xx) or a protocol violation. Waits grow exponentially from `baseDelay` to `maxDelay`, with
+/// `jitter`; after `maxAttempts` reconnections in a row the socket ends with the last ending. A
+/// connection that stayed open for `stableAfter` seconds starts the count again (one the server
+/// closes at once does not).
+/// Thread safety: a value type, safe to share.
+public struct WebSocketReconnectPolicy: Sendable, Equatable {
+    /// Reconnections in a row before the socket gives up; 0 never reconnects.
+    public var maxAttempts: Int
+    /// Seconds before the first reconnection. Default 0.5.
+    public var baseDelay: TimeInterval
+    /// The longest wait, in seconds. Default 30.
+    public var maxDelay: TimeInterval
+    /// A random share of each wait added or taken off (0.2: ±20 %). Default 0.2.
+    public var jitter: Double
+    /// Seconds a connection must stay open for the count of reconnections to start again. Default 10.
+    public var stableAfter: TimeInterval
+
+    /// Creates a policy; every default is listed on its property.
+    public init(
+        maxAttempts: Int, baseDelay: TimeInterval = 0.5, maxDelay: TimeInterval = 30, jitter: Double = 0.2, stableAfter: TimeInterval = 10
+    ) {
+        self.maxAttempts = maxAttempts
+        self.stableAfter = stableAfter
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+    }
+
+    /// Never reconnect: the default.
+    public static let never = WebSocketReconnectPolicy(maxAttempts: 0)
+
+    /// Reconnect up to `maxAttempts` times in a row, waiting 0.5 s, 1 s, 2 s … up to 30 s.
+    public static func exponential(maxAttempts: Int = 10) -> WebSocketReconnectPolicy {
+        WebSocketReconnectPolicy(maxAttempts: maxAttempts)
+    }
+
+    /// The wait before reconnection number `attempt` (1 for the first) after `ending`, or nil
+    /// for none.
+    func delay(after ending: WebSocketEnding, attempt: Int) -> TimeInterval? {
+        guard attempt <= maxAttempts, Self.mayCure(ending) else { return nil }
+        let base = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
+        return max(0, base * (1 + Double.random(in: -jitter...jitter)))
+    }
+
+    private static func mayCure(_ ending: WebSocketEnding) -> Bool {
+        switch ending {
+        case .closed(let code, _):
+            return code != .normalClosure && code != .goingAway
+        case .failed(.transport), .failed(.timedOut), .failed(.webSocketFailed(.abnormalClosure, _)):
+            return true
+        case .failed(.unacceptableStatus(let status, _, _, _)):
+            return status >= 500 || status == 429
+        case .failed:
+            return false
+        }
+    }
+}
+
+/// A socket that reconnects: one driver after another under a `WebSocketReconnectPolicy`, seen
+/// by its `WebSocket` as one socket — the same messages sequence, `.opened` after each
+/// reconnection, `.reconnecting` before it, and one `.ended`.
+/// Thread safety: every mutable property is touched only on `queue`.
+// Sendable: all mutable state is confined to `queue`.
+final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
+    typealias Make = (@escaping @Sendable (WebSocketDriverEvent) -> Void) -> Result<any WebSocketDriver, TernError>
+
+    private let queue = DispatchQueue(label: "Tern.WebSocketReconnect")
+    private let policy: WebSocketReconnectPolicy
+    private let make: Make
+    /// Runs the request's adapters for a new driver, then opens it (or aborts it with their error).
+    private let start: @Sendable (any WebSocketDriver) -> Void
+    private let events: @Sendable (WebSocketDriverEvent) -> Void
+    private var current: (any WebSocketDriver)?
+    private var generation = 0
+    private var failures = 0
+    /// When the current connection opened.
+    private var openedAt: DispatchTime?
+    /// The app closed or cancelled it, or it ended: no reconnection.
+    private var isStopped = false
+    private var isPaused = false
+    private var waiting: [(message: WebSocketMessage, done: @Sendable (TernError?) -> Void)] = []
+
+    init(
+        policy: WebSocketReconnectPolicy, make: @escaping Make, start: @escaping @Sendable (any WebSocketDriver) -> Void,
+        events: @escaping @Sendable (WebSocketDriverEvent) -> Void
+    ) {
+        self.policy = policy
+        self.make = make
+        self.start = start
+        self.events = events
+    }
+
+    func open(headers: [String: String]?) { queue.async { [self] in connect() } }
+
+    func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
+        queue.async { [self] in
+            if let current { return current.send(message, done: done) }
+            guard !isStopped else { return done(.webSocketFailed(code: .normalClosure, reason: "the WebSocket is closed")) }
+            waiting.append((message, done))  // sent by the next connection
+        }
+    }
+
+    func ping(done: @escaping @Sendable (TernError?) -> Void) {
+        queue.async { [self] in
+            guard let current else { return done(.webSocketFailed(code: .abnormalClosure, reason: "the WebSocket is reconnecting")) }
+            current.ping(done: done)
+        }
+    }
+
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        queue.async { [self] in
+            guard !isStopped else { return }
+            isStopped = true
+            if let current { current.close(code, reason: reason) } else { finish(.closed(code, reason: reason)) }
+        }
+    }
+
+    func abort(_ error: TernError) {
+        queue.async { [self] in
+            guard !isStopped else { return }
+            isStopped = true
+            if let current { current.abort(error) } else { finish(.failed(error)) }
+        }
+    }
+
+    func setReadingPaused(_ paused: Bool) {
+        queue.async { [self] in
+            isPaused = paused
+            current?.setReadingPaused(paused)
+        }
+    }
+
+    private func connect() {
+        generation += 1
+        let number = generation
+        // Each connection holds its socket until it ends; its late events are told apart by number.
+        switch make({ event in self.queue.async { self.inner(event, of: number) } }) {
+        case .success(let driver):
+            current = driver
+            for (message, done) in waiting { driver.send(message, done: done) }
+            waiting = []
+            if isPaused { driver.setReadingPaused(true) }
+            start(driver)
+        case .failure(let error):
+            ended(.failed(error))
+        }
+    }
+
+    private func inner(_ event: WebSocketDriverEvent, of number: Int) {
+        guard number == generation else { return }
+        switch event {
+        case .opened:
+            openedAt = .now()
+            events(event)
+        case .message, .reconnecting:
+            events(event)
+        case .ended(let ending):
+            current = nil
+            if let openedAt, DispatchTime.now().uptimeNanoseconds - openedAt.uptimeNanoseconds >= UInt64(policy.stableAfter * 1e9) {
+                failures = 0
+            }
+            openedAt = nil
+            ended(ending)
+        }
+    }
+
+    private func ended(_ ending: WebSocketEnding) {
+        guard !isStopped, let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
+        failures += 1
+        events(.reconnecting(attempt: failures, after: delay, ending))
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !self.isStopped else { return }
+            self.connect()
+        }
+    }
+
+    private func finish(_ ending: WebSocketEnding) {
+        isStopped = true
+        for (_, done) in waiting { done(WebSocket.error(of: ending)) }
+        waiting = []
+        events(.ended(ending))
+    }
+}
