@@ -42,22 +42,26 @@ extension Client {
     ) -> WebSocket {
         let weakDelegate = WeakWebSocketDelegate(delegate)
         let socketBox = Locked<WebSocket?>(nil)
-        let socket = webSocket(request, options: options) { event in
-            guard let delegate = weakDelegate.delegate, let socket = socketBox.withLock({ $0 }) else { return }
-            switch event {
-            case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
-            case .message(let message): delegate.webSocket(socket, didReceive: message)
-            case .reconnecting(let attempt, let delay): delegate.webSocket(socket, willReconnect: attempt, after: delay)
-            case .ended(let ending): delegate.webSocket(socket, didEndWith: ending)
+        let queue = callbackQueue(for: request)
+        // The socket is known before its connection starts, so no event can come before it.
+        return openWebSocket(request, options: options, prepared: { socket in socketBox.withLock { $0 = socket } }) { event in
+            queue.perform {
+                guard let delegate = weakDelegate.delegate, let socket = socketBox.withLock({ $0 }) else { return }
+                switch event {
+                case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
+                case .message(let message): delegate.webSocket(socket, didReceive: message)
+                case .reconnecting(let attempt, let delay): delegate.webSocket(socket, willReconnect: attempt, after: delay)
+                case .ended(let ending): delegate.webSocket(socket, didEndWith: ending)
+                }
+                if case .ended = event { socketBox.withLock { $0 = nil } }
             }
-            if case .ended = event { socketBox.withLock { $0 = nil } }
         }
-        socketBox.withLock { $0 = socket }
-        return socket
     }
 
+    /// Opens the socket; `prepared` receives it before anything can happen to it.
     private func openWebSocket<Value>(
-        _ request: Request<Value>, options: WebSocketOptions, handler: (@Sendable (WebSocketEvent) -> Void)?
+        _ request: Request<Value>, options: WebSocketOptions, prepared: ((WebSocket) -> Void)? = nil,
+        handler: (@Sendable (WebSocketEvent) -> Void)?
     ) -> WebSocket {
         let state = Locked(WebSocket.State())
         let inboxLink = Locked<(any WebSocketDriver)?>(nil)
@@ -79,6 +83,7 @@ extension Client {
             let lifecycle = WebSocketLifecycle(method: .get, url: nil, tags: callOptions.tags, lifetime: request.lifetime)
             let socket = WebSocket(
                 handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
+            prepared?(socket)
             Self.socketEvent(
                 .ended(.failed(error as? TernError ?? .clientInvalidated)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
             return socket
@@ -125,6 +130,7 @@ extension Client {
                 let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
                 let socket = WebSocket(
                     handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
+                prepared?(socket)
                 Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
                 return socket
             }
@@ -139,8 +145,11 @@ extension Client {
         lifecycle.start(idle: .infinity, attemptLimit: nil, deadline: .infinity) { [weak self] in self?.leave($0) }
         if lifecycle.lifetime.kind == .owner { OwnerWatcher.shared.watch(lifecycle) }
         lifecycle.markSent()
+        let socket = WebSocket(
+            handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: callbackQueue(for: request))
+        prepared?(socket)
         if connection is ReconnectingDriver { connection.open(headers: nil) } else { start(connection) }
-        return WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: callbackQueue(for: request))
+        return socket
     }
 
     /// What a socket's connection reports, passed on to its waiters, its inbox and its lifecycle.
