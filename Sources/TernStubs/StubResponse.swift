@@ -49,7 +49,8 @@ public struct StubResponse: Sendable {
     @_disfavoredOverload
     public static func json(_ object: Parameters, status: Int = 200) -> StubResponse {
         do {
-            return .json(try JSON(foundation: object), status: status)
+            // Encoded as `RequestBody.json` encodes it: the same values, the same refusals.
+            return StubResponse(status: status, headers: ["Content-Type": "application/json"], body: try JSONBodyEncoder.encode(object))
         } catch {
             return .string("TernStubs: the stub's JSON body cannot be written: \(String(describing: error))", status: 500)
         }

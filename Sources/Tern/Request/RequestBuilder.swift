@@ -184,9 +184,9 @@ enum RequestBuilder {
 
 /// Encodes a parameter dictionary as a JSON object, checking every value first so that
 /// `JSONSerialization` never sees one it would reject (on Apple platforms it raises an
-/// Objective-C exception, which would crash the app).
-enum JSONBodyEncoder {
-    static func encode(_ parameters: Parameters) throws(TernError) -> Data {
+/// Objective-C exception, which would crash the app). TernStubs' JSON answers use it too.
+package enum JSONBodyEncoder {
+    package static func encode(_ parameters: Parameters) throws(TernError) -> Data {
         let object = try jsonValue(parameters, path: "")
         guard JSONSerialization.isValidJSONObject(object),
             let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

@@ -74,19 +74,22 @@ extension Client {
         let callOptions = CallOptions(httpRequest, client: self, alwaysReportsCancellation: true)
         let hooks = HookChain(request: httpRequest, settings: callOptions.settings, client: self)
         let lifecycleBox = Locked<WebSocketLifecycle?>(nil)
+        let queue = callbackQueue(for: request)
+        // A socket that cannot start: unregistered, ended with `error` before it is returned.
+        func failed(_ error: TernError, url: URL?) -> WebSocket {
+            let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
+            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: queue)
+            prepared?(socket)
+            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
+            return socket
+        }
         let urlRequest: URLRequest
         do {
             if let problem = configurationError { throw problem }
             guard !isInvalidated else { throw TernError.clientInvalidated }
             (urlRequest, _) = try RequestBuilder.prepare(httpRequest, options: callOptions, hooks: hooks)
         } catch {
-            let lifecycle = WebSocketLifecycle(method: .get, url: nil, tags: callOptions.tags, lifetime: request.lifetime)
-            let socket = WebSocket(
-                handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
-            prepared?(socket)
-            Self.socketEvent(
-                .ended(.failed(error as? TernError ?? .clientInvalidated)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
-            return socket
+            return failed(error as? TernError ?? .clientInvalidated, url: nil)
         }
         let url = urlRequest.url ?? URL(fileURLWithPath: "/")
         let connection: any WebSocketDriver
@@ -127,12 +130,7 @@ extension Client {
             case .success(let driver):
                 connection = driver
             case .failure(let error):
-                let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
-                let socket = WebSocket(
-                    handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: callbackQueue(for: request))
-                prepared?(socket)
-                Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
-                return socket
+                return failed(error, url: url)
             }
         }
         inboxLink.withLock { $0 = connection }
@@ -145,8 +143,7 @@ extension Client {
         lifecycle.start(idle: .infinity, attemptLimit: nil, deadline: .infinity) { [weak self] in self?.leave($0) }
         if lifecycle.lifetime.kind == .owner { OwnerWatcher.shared.watch(lifecycle) }
         lifecycle.markSent()
-        let socket = WebSocket(
-            handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: callbackQueue(for: request))
+        let socket = WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: queue)
         prepared?(socket)
         if connection is ReconnectingDriver { connection.open(headers: nil) } else { start(connection) }
         return socket

@@ -310,11 +310,7 @@ final class WebSocketConnection: @unchecked Sendable {
         phase = .ended
         for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }
         (pongTimer, heartbeat, closeTimer) = (nil, nil, nil)
-        let error: TernError =
-            switch ending {
-            case .failed(let error): error
-            case .closed(let code, _): .webSocketFailed(code: code, reason: "the WebSocket is closed")
-            }
+        let error = WebSocket.error(of: ending)
         for (_, done) in unsent { done(error) }
         for ping in pings { ping.done(error) }
         (unsent, pings) = ([], [])

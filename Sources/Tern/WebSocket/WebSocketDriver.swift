@@ -38,8 +38,8 @@ public protocol WebSocketServing: Sendable {
 /// refuse the handshake, send messages, close or fail — and hear what the client sends.
 /// Thread safety: safe to use from any thread; the client's messages and close arrive one at a
 /// time, in order.
+// Sendable: every mutable property is touched only on `queue`.
 public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
-    // Sendable: every mutable property is touched only on `queue`.
     private let queue = DispatchQueue(label: "Tern.WebSocketPeer")
     private let serving: any WebSocketServing
     private let request: URLRequest
