@@ -169,11 +169,12 @@ finish_passes() {
 # server or both cores, or run stress loops and child processes by the dozen run in a pass of
 # their own, one at a time, so that the timing of ordinary tests never depends on them. The
 # lifecycle stress (2 × 10,000 requests with redirects, retries and random cancels) runs alone.
-# TimeoutTests runs there too: its bodies must arrive at the server's pace, which a fixture server
-# starved by the parallel pass cannot keep; and CaptureReleaseTests, which times how soon a
+# TimeoutTests and MetricsTests run there too: their bodies must arrive at the server's pace, which
+# a fixture server (or FoundationNetworking's own queue) starved by the parallel pass cannot keep;
+# and CaptureReleaseTests, which times how soon a
 # completion's captures go. CurlDescriptorLimitTests holds 1,100 descriptors, which
 # would crowd every other test's.
-heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests|CurlDescriptorLimitTests|CaptureReleaseTests'
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests|MetricsTests|CurlDescriptorLimitTests|CaptureReleaseTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
 all_heavy="\.($heavy_suites|LifecycleStressTests)/"

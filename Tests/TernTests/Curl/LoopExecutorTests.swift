@@ -83,7 +83,9 @@ import Testing
                 return (result.failure?.isCancelled == true, !Self.onLoop(loop))
             }
         }
-        try await Task.sleep(milliseconds: 100)
+        // Invalidated once the request is in flight (before it, the request would fail as
+        // `.clientInvalidated`, not cancelled): on a loaded machine the task can take longer to start.
+        #expect(await eventually { !client.runningRequests.isEmpty })
         client.invalidate()
         let (cancelled, elsewhere) = await task.value
         #expect(cancelled)

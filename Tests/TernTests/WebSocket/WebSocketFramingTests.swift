@@ -47,6 +47,18 @@ import Testing
         #expect(Array(large[0..<10]) == [0x02, 0xFF, 0, 0, 0, 0, 0, 1, 0, 0] && large.count == 10 + 4 + 65_536)
     }
 
+    // §5.3: every payload byte i is XORed with key byte i mod 4, whatever the payload's length and
+    // wherever the header leaves it (6, 8 or 14 bytes in).
+    @Test(arguments: [0, 1, 3, 7, 8, 9, 15, 16, 17, 125, 126, 133, 65_536, 65_541])
+    func everyPayloadByteIsMaskedWithItsKeyByte(size: Int) {
+        let payload = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let mask = UInt32.random(in: .min ... .max)
+        let bytes = [UInt8](WebSocketFrame(isFinal: true, opcode: .binary, payload: payload).encoded(mask: mask))
+        let masked = bytes.suffix(size), key = Array(bytes.dropLast(size).suffix(4))
+        #expect(key == [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: mask >> $0) })
+        #expect(zip(masked, payload).enumerated().allSatisfy { $0.element.0 ^ key[$0.offset & 3] == $0.element.1 })
+    }
+
     // §5.7: the unmasked examples a server sends, in one frame and fragmented, with a ping between.
     @Test func serverFramesAreReadWholeFragmentedAndInterleaved() throws {
         #expect(try Self.read([0x81, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F]) == [.message(.text("Hello"))])
