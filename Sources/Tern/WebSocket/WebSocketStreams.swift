@@ -18,8 +18,12 @@ enum WebSocketStreams {
         case .failure(let failure):
             return .failure(.unsupportedConfiguration("WebSocket needs libcurl on Linux: \(failure)"))
         }
+        #elseif canImport(Darwin)
+        // Apple platforms: a stream task of URLSession's, read and written by Tern's framing.
+        if let refusal = StreamTaskSocketStream.refusal(for: settings) { return .failure(refusal) }
+        return .success(StreamTaskSocketStream(url: url, settings: settings, connectTimeout: connectTimeout, queue: queue))
         #else
-        return .failure(.unsupportedConfiguration("WebSocket connections are not available on this platform yet"))
+        return .failure(.unsupportedConfiguration("WebSocket connections are not available on this platform"))
         #endif
     }
 }
