@@ -75,11 +75,14 @@ extension Client {
         let hooks = HookChain(request: httpRequest, settings: callOptions.settings, client: self)
         let lifecycleBox = Locked<WebSocketLifecycle?>(nil)
         let queue = callbackQueue(for: request)
+        let id = RequestLifecycle.nextID()
         // A socket that cannot start: unregistered, ended with `error` before it is returned.
         func failed(_ error: TernError, url: URL?) -> WebSocket {
-            let lifecycle = WebSocketLifecycle(method: .get, url: url, tags: callOptions.tags, lifetime: request.lifetime)
+            let url = url.map(Self.webSocketForm(of:))
+            let lifecycle = WebSocketLifecycle(id: id, url: url, tags: callOptions.tags, lifetime: request.lifetime)
             let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: queue)
             prepared?(socket)
+            url.flatMap { WebSocketMonitor(client: self, id: id, url: $0, tags: callOptions.tags) }?.observe(.ended(.failed(error)))
             Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
             return socket
         }
@@ -93,7 +96,9 @@ extension Client {
         }
         let url = urlRequest.url ?? URL(fileURLWithPath: "/")
         let connection: any WebSocketDriver
+        let monitor = WebSocketMonitor(client: self, id: id, url: Self.webSocketForm(of: url), tags: callOptions.tags)
         let relay: @Sendable (WebSocketDriverEvent) -> Void = { event in
+            monitor?.observe(event)
             Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
         }
         let serving = exchanges.transport as? any WebSocketServing
@@ -115,10 +120,15 @@ extension Client {
         let adapters = hooks?.adapters ?? []
         let tags = callOptions.tags
         let start: @Sendable (any WebSocketDriver) -> Void = { driver in
-            guard !adapters.isEmpty else { return driver.open(headers: nil) }
+            guard !adapters.isEmpty else {
+                monitor?.connecting(urlRequest)
+                return driver.open(headers: nil)
+            }
             AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: tags)) { outcome in
                 switch outcome {
-                case .success(let adapted): driver.open(headers: adapted.allHTTPHeaderFields ?? [:])
+                case .success(let adapted):
+                    monitor?.connecting(adapted)
+                    driver.open(headers: adapted.allHTTPHeaderFields ?? [:])
                 case .failure(let error): driver.abort(error)
                 }
             }
@@ -135,7 +145,7 @@ extension Client {
         }
         inboxLink.withLock { $0 = connection }
         let lifecycle = WebSocketLifecycle(
-            method: .get, url: Self.webSocketForm(of: url), tags: callOptions.tags, lifetime: request.lifetime, connection: connection)
+            id: id, url: Self.webSocketForm(of: url), tags: callOptions.tags, lifetime: request.lifetime, connection: connection)
         lifecycleBox.withLock { $0 = lifecycle }
         let handle = lifecycle.makeHandle()
         lifecycle.begin(retaining: lifecycle.retainsHandle ? handle : nil)
@@ -143,8 +153,9 @@ extension Client {
         lifecycle.start(idle: .infinity, attemptLimit: nil, deadline: .infinity) { [weak self] in self?.leave($0) }
         if lifecycle.lifetime.kind == .owner { OwnerWatcher.shared.watch(lifecycle) }
         lifecycle.markSent()
-        let socket = WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: queue)
+        let socket = WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: queue, monitor: monitor)
         prepared?(socket)
+        monitor?.created(urlRequest)
         if connection is ReconnectingDriver { connection.open(headers: nil) } else { start(connection) }
         return socket
     }
@@ -211,9 +222,9 @@ extension Client {
 final class WebSocketLifecycle: RequestLifecycle, @unchecked Sendable {
     private let connection: (any WebSocketDriver)?
 
-    init(method: HTTPMethod, url: URL?, tags: Set<String>, lifetime: Lifetime, connection: (any WebSocketDriver)? = nil) {
+    init(id: UInt64, url: URL?, tags: Set<String>, lifetime: Lifetime, connection: (any WebSocketDriver)? = nil) {
         self.connection = connection
-        super.init(method: method, url: url, tags: tags, lifetime: lifetime)
+        super.init(id: id, method: .get, url: url, tags: tags, lifetime: lifetime)
     }
 
     /// A cancel (or an owner's release) ended it: the socket fails with that error.

@@ -12,6 +12,8 @@ public final class WebSocket: Sendable {
     private let inbox: WebSocketInbox
     private let connection: (any WebSocketDriver)?
     private let state: Locked<State>
+    /// Told of each message sent, when the client has monitors.
+    private let monitor: WebSocketMonitor?
 
     struct State {
         var subprotocol: String?
@@ -26,9 +28,10 @@ public final class WebSocket: Sendable {
 
     init(
         handle: RequestHandle, inbox: WebSocketInbox, connection: (any WebSocketDriver)?, state: Locked<State>,
-        callbackQueue: CallbackQueue = .main
+        callbackQueue: CallbackQueue = .main, monitor: WebSocketMonitor? = nil
     ) {
         self.handle = handle
+        self.monitor = monitor
         self.callbackQueue = callbackQueue
         self.inbox = inbox
         self.connection = connection
@@ -83,6 +86,7 @@ public final class WebSocket: Sendable {
             connection.send(message) { continuation.resume(returning: $0) }
         }
         if let error { throw error }
+        monitor?.sent(message)
     }
 
     /// Sends `message`, then calls `completion` on the callback queue the socket was opened with
@@ -91,8 +95,11 @@ public final class WebSocket: Sendable {
         guard let connection else {
             return callbackQueue.perform { completion(Self.error(of: self.ending ?? .failed(.clientInvalidated))) }
         }
-        let queue = callbackQueue
-        connection.send(message) { error in queue.perform { completion(error) } }
+        let (queue, monitor) = (callbackQueue, self.monitor)
+        connection.send(message) { error in
+            if error == nil { monitor?.sent(message) }
+            queue.perform { completion(error) }
+        }
     }
 
     /// Sends a text message, then calls `completion` on the callback queue.

@@ -1,0 +1,104 @@
+import Foundation
+
+/// What a WebSocket tells the client's monitors (`ClientConfiguration.monitors`), in the events
+/// every request uses, so loggers and metrics see sockets with no new case to handle:
+/// `.created` with the upgrade request, `.attemptStarted` for each connection (after its
+/// adapters; a reconnection is the next attempt), `.responseReceived` with the 101 once open
+/// (its headers: the subprotocol chosen), `.progress` for each message either way (the bytes so
+/// far in that direction), `.retrying` before a reconnection, and at the end `.cancelled` when
+/// cancelled, then `.finished` — an error unless the socket closed with 1000 or 1001.
+/// Thread safety: its tally is locked; its events go to each monitor's queue.
+final class WebSocketMonitor: Sendable {
+    private struct Tally {
+        var attempts = 0
+        var sent: Int64 = 0
+        var received: Int64 = 0
+        var opened = false
+    }
+
+    private let channel: MonitorChannel
+    private let url: URL
+    private let started = DispatchTime.now()
+    private let tally = Locked(Tally())
+
+    /// A monitor for the socket numbered `id`, or nil when the client has no monitors.
+    init?(client: Client, id: UInt64, url: URL, tags: Set<String>) {
+        let monitors = client.configuration.monitors
+        guard !monitors.isEmpty else { return nil }
+        channel = MonitorChannel(monitors: monitors, requestID: id, method: .get, url: url, tags: tags)
+        self.url = url
+    }
+
+    /// The socket was prepared and admitted: `request` is its upgrade request.
+    func created(_ request: URLRequest) { channel.send(.created(request)) }
+
+    /// A connection starts with `request` (its adapters applied).
+    func connecting(_ request: URLRequest) {
+        let attempt = tally.withLock {
+            $0.attempts += 1
+            return $0.attempts
+        }
+        channel.send(.attemptStarted(attempt: attempt, request: request))
+    }
+
+    /// The app's `message` went to the connection.
+    func sent(_ message: WebSocketMessage) {
+        let total = tally.withLock {
+            $0.sent += Int64(Self.size(of: message))
+            return $0.sent
+        }
+        channel.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: nil)))
+    }
+
+    /// What the socket's driver reported.
+    func observe(_ event: WebSocketDriverEvent) {
+        switch event {
+        case .opened(let subprotocol):
+            let attempt = tally.withLock {
+                $0.opened = true
+                return max($0.attempts, 1)
+            }
+            let headers = ["Upgrade": "websocket", "Connection": "Upgrade"].merging(
+                subprotocol.map { ["Sec-WebSocket-Protocol": $0] } ?? [:]
+            ) { $1 }
+            if let response = HTTPURLResponse(url: url, statusCode: 101, httpVersion: "HTTP/1.1", headerFields: headers) {
+                channel.send(.responseReceived(attempt: attempt, response: response, bytes: 0))
+            }
+        case .message(let message):
+            let total = tally.withLock {
+                $0.received += Int64(Self.size(of: message))
+                return $0.received
+            }
+            channel.send(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)))
+        case .reconnecting(_, let delay, let ending):
+            let attempt = tally.withLock { $0.attempts }
+            channel.send(.retrying(attempt: attempt, delay: delay, error: WebSocket.error(of: ending)))
+        case .ended(let ending):
+            finished(ending)
+        }
+    }
+
+    private func finished(_ ending: WebSocketEnding) {
+        let error: TernError?
+        switch ending {
+        case .closed(let code, _) where code == .normalClosure || code == .goingAway: error = nil
+        case .closed(let code, let reason): error = .webSocketFailed(code: code, reason: reason)
+        case .failed(let failure): error = failure
+        }
+        if case .cancelled(let reason)? = error { channel.send(.cancelled(reason)) }
+        let tally = self.tally.withLock { $0 }
+        channel.send(
+            .finished(
+                RequestOutcome(
+                    statusCode: tally.opened ? 101 : nil, error: error, source: tally.opened ? .network : nil,
+                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
+                    attempts: tally.attempts, redirects: 0, bytes: Int(clamping: tally.received), body: nil)))
+    }
+
+    private static func size(of message: WebSocketMessage) -> Int {
+        switch message {
+        case .text(let text): text.utf8.count
+        case .data(let data): data.count
+        }
+    }
+}
