@@ -19,6 +19,9 @@ public struct StubWebSocket: Sendable {
         case close(WebSocketCloseCode, reason: String)
         /// Drops the connection, as a network failure would.
         case fail(URLError.Code)
+        /// Waits this many seconds before the actions after it (a server that pushes at its own
+        /// pace). What follows a close or a failure is not done.
+        case wait(TimeInterval)
     }
 
     /// The subprotocol chosen when the app offers it; nil chooses none.
@@ -68,12 +71,18 @@ extension StubTransport: WebSocketServing {
         return true
     }
 
+    /// Does `actions` in order; after a `.wait`, the rest runs once the time has passed.
     private static func run(_ actions: [StubWebSocket.Action], on peer: WebSocketPeer) {
-        for action in actions {
+        for (index, action) in actions.enumerated() {
             switch action {
             case .send(let message): peer.send(message)
-            case .close(let code, let reason): peer.close(code: code, reason: reason)
-            case .fail(let code): peer.fail(URLError(code))
+            case .close(let code, let reason): return peer.close(code: code, reason: reason)
+            case .fail(let code): return peer.fail(URLError(code))
+            case .wait(let seconds):
+                let rest = Array(actions[(index + 1)...])
+                guard !rest.isEmpty else { return }
+                DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { run(rest, on: peer) }
+                return
             }
         }
     }

@@ -10,7 +10,9 @@ import TernStubs
 /// - `GET /v1/forecast?city=<id>`: its five-day forecast;
 /// - `GET /v1/search?q=<text>`: the cities whose name, pinyin or province match;
 /// - `GET /v1/radar`: the rain radar image (`Radar.image()`), about 300 KB over two seconds;
-///   `Range: bytes=N-` with `If-Range` (its ETag) gets the rest.
+///   `Range: bytes=N-` with `If-Range` (its ETag) gets the rest;
+/// - WebSocket `/v1/live`: after `{"subscribe": [ids]}`, a reading per city every half second;
+///   the server "restarts" (drops every connection) after four rounds.
 enum EmbeddedWeatherServer {
     static func makeTransport() -> StubTransport {
         let stubs = StubTransport()
@@ -41,7 +43,26 @@ enum EmbeddedWeatherServer {
             }
             return reply.delayed(by: 0.1).chunked(into: max(1, reply.body.count * 40 / radar.count), every: 0.05)
         }
+        stubs.stubWebSocket(.get("/v1/live"), StubWebSocket { message in liveReadings(for: message) })
         return stubs
+    }
+
+    /// The answer to a subscription: four rounds of readings half a second apart, then a drop.
+    private static func liveReadings(for message: WebSocketMessage) -> [StubWebSocket.Action] {
+        guard case .text(let text) = message, let subscription = try? JSONDecoder().decode(LiveSubscription.self, from: Data(text.utf8))
+        else { return [.close(.unsupportedData, reason: "send {\"subscribe\": [city ids]}")] }
+        let cities = subscription.subscribe.compactMap { id in WeatherData.cities.first { $0.id == id } }
+        var actions: [StubWebSocket.Action] = []
+        for round in 0..<4 {
+            actions.append(.wait(round == 0 ? 0.1 : 0.5))
+            let observed = WeatherReply.now(after: 0.1 + 0.5 * Double(round))
+            for city in cities {
+                let reading = LiveReading(
+                    city: city.id, temperature: Double(city.temperature) + Double.random(in: -1.5...1.5), observed: observed)
+                actions.append(.send(.text(String(decoding: (try? JSONEncoder().encode(reading)) ?? Data(), as: UTF8.self))))
+            }
+        }
+        return actions + [.wait(0.3), .fail(.networkConnectionLost)]
     }
 
     private static func city(in request: URLRequest) -> City? {

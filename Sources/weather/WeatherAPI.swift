@@ -63,6 +63,14 @@ enum WeatherAPI {
         var timeout: TimeInterval? { 60 }
     }
 
+    /// WebSocket `v1/live`: temperatures pushed as they change (`LiveScreen`).
+    struct Live: Endpoint {
+        typealias Value = Data
+        var group: APIGroup { WeatherAPI.group }
+        var path: String { "v1/live" }
+        var tags: Set<String> { ["live"] }
+    }
+
     static func currentWeather(cityID: String) -> CurrentWeather { CurrentWeather(cityID: cityID) }
     static func forecast(cityID: String) -> Forecast { Forecast(cityID: cityID) }
     static func search(query: String) -> Search { Search(text: query) }

@@ -23,11 +23,11 @@ struct WeatherReply: Codable, Sendable {
     /// When the server observed it (local "HH:mm:ss"), so a cached answer shows its age.
     var observed: String?
 
-    /// The observation time for a reply made now.
-    static func now() -> String {
+    /// The observation time for a reply made now, or `seconds` from now.
+    static func now(after seconds: TimeInterval = 0) -> String {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: Date())
+        return formatter.string(from: Date(timeIntervalSinceNow: seconds))
     }
 }
 

@@ -13,6 +13,7 @@ let usage = """
       detail CITY           a city's five-day forecast (id, name or pinyin)
       fav [list | add CITY | remove CITY]
       radar [--output FILE] download the rain radar image with a progress bar
+      live [--readings N]   the favourites' temperatures pushed over a WebSocket, reconnecting
       export-data           the embedded dataset as JSON, for scripts/weather_server.py
       export-radar FILE     the radar image, for scripts/weather_server.py --radar FILE
     """
@@ -34,6 +35,7 @@ if verbose { Redaction.shared.parameterNames.insert("device_id") }
 let baseURL = option("--base-url")
 let dataDirectory = option("--data-dir").map { URL(fileURLWithPath: $0) }
 let radarFile = option("--output").map { URL(fileURLWithPath: $0) }
+let liveReadings = option("--readings").flatMap { Int($0) }
 
 let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuration in
     configuration.timeout = 10
@@ -62,6 +64,9 @@ case "fav": status = app.favouritesCommand(Array(arguments.dropFirst()))
 case "radar":
     status = await Radar.download(
         api: api, to: radarFile ?? app.favourites.file.deletingLastPathComponent().appendingPathComponent("radar.pgm"))
+case "live":
+    let cities = app.favourites.load()
+    status = await LiveScreen.run(api: api, cityIDs: cities, readings: max(1, liveReadings ?? cities.count * 6))
 case "export-radar":
     if let path = arguments.dropFirst().first {
         do { try Radar.image().write(to: URL(fileURLWithPath: path)); status = 0 } catch {

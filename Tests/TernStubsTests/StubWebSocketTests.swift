@@ -34,6 +34,21 @@ import Testing
         #expect(stubs.received(.get("/v1/live")).first?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
     }
 
+    @Test func waitsPaceTheServersPushesAndNothingFollowsAClose() async throws {
+        stubs.stubWebSocket(
+            .get("/v1/ticks"),
+            StubWebSocket(greeting: [
+                .send(.text("1")), .wait(0.2), .send(.text("2")), .wait(0.2), .close(.goingAway, reason: "restart"), .send(.text("never")),
+            ]))
+        let started = Date()
+        let socket = client.webSocket(Request<Data>("ticks"))
+        var received: [WebSocketMessage] = []
+        for try await message in socket.messages { received.append(message) }
+        #expect(received == [.text("1"), .text("2")])
+        #expect(Date().timeIntervalSince(started) >= 0.4)
+        #expect(await socket.ended() == .closed(.goingAway, reason: "restart"))
+    }
+
     @Test func theEchoStubAndTheAppsClose() async throws {
         stubs.stubWebSocket(.get("/v1/echo"), .echo)
         let socket = client.webSocket(Request<Data>("echo"))

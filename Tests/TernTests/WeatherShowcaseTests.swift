@@ -91,6 +91,25 @@ import TernChildProcess
         #expect(!again[fresh.upperBound...].contains("· cached") && again.contains("4 cities refreshed"))
     }
 
+    /// `weather live`: readings pushed over a WebSocket by the embedded server, which drops every
+    /// connection after four rounds; the screen reconnects, subscribes again and goes on.
+    @Test func theLiveScreenShowsPushedReadingsAndReconnects() async throws {
+        let (status, output) = try await Self.run(["--data-dir", Self.dataDirectory(), "live", "--readings", "20"])
+        #expect(status == 0, "\(output)")
+        let readings = output.split(separator: "\n").filter { $0.contains("°C  at ") }
+        #expect(readings.count == 20, "\(output)")
+        #expect(readings.contains { $0.contains("哈尔滨 Harbin") })
+        #expect(output.components(separatedBy: "● connected").count == 3, "\(output)")
+        #expect(output.contains("reconnecting (attempt 1)") && output.hasSuffix("Done: 20 readings.\n"), "\(output)")
+    }
+
+    @Test func aServerWithoutALiveFeedIsExplained() async throws {
+        let server = try await Self.startServer()
+        defer { Task { await Self.stop(server.process) } }
+        let (status, output) = try await Self.run(["--base-url", server.url, "live"])
+        #expect(status == 1 && output.contains("this server has no live feed (HTTP 404"), "\(output)")
+    }
+
     #if os(Linux)
     /// Where SQLite cannot be loaded (`TERN_SQLITE=none` stands in for a machine without
     /// libsqlite3.so.0), requests still work and the response cache is the memory level alone,

@@ -1,10 +1,10 @@
 import Foundation
 
 extension Client {
-    /// Opens a WebSocket to `request`'s URL: `ws://` or `wss://` absolute, or a path relative to
-    /// the base URL (its `http` becomes `ws`, its `https` `wss`). The request's headers, query,
-    /// API group, hooks and adapters apply as for any request, and so do its tags and lifetime;
-    /// its body and response type do not. The socket connects at once; `messages`, `send` and
+    /// Opens a WebSocket to `request`'s URL (a `Request` or an `Endpoint`): `ws://` or `wss://`
+    /// absolute, or a path relative to the base URL (its `http` becomes `ws`, its `https` `wss`).
+    /// The request's headers, query, API group, hooks and adapters apply as for any request, and
+    /// so do its tags and lifetime; its body and response type do not. The socket connects at once; `messages`, `send` and
     /// `opened()` wait for it.
     ///
     /// ```swift
@@ -12,8 +12,8 @@ extension Client {
     /// try await socket.send("subscribe CNY")
     /// for try await message in socket.messages { print(message) }
     /// ```
-    public func webSocket<Value>(_ request: Request<Value>, options: WebSocketOptions = WebSocketOptions()) -> WebSocket {
-        openWebSocket(request, options: options, handler: nil)
+    public func webSocket<Value>(_ request: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions()) -> WebSocket {
+        openWebSocket(request.makeRequest(), options: options, handler: nil)
     }
 
     /// Opens a WebSocket whose events go to `onEvent`, in order, on the callback queue (the
@@ -28,9 +28,10 @@ extension Client {
     /// ```
     @discardableResult
     public func webSocket<Value>(
-        _ request: Request<Value>, options: WebSocketOptions = WebSocketOptions(),
+        _ convertible: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions(),
         onEvent: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> WebSocket {
+        let request = convertible.makeRequest()
         let queue = callbackQueue(for: request)
         return openWebSocket(request, options: options) { event in queue.perform { onEvent(event) } }
     }
@@ -38,8 +39,9 @@ extension Client {
     /// Opens a WebSocket whose events go to `delegate` (held weakly), on the callback queue.
     @discardableResult
     public func webSocket<Value>(
-        _ request: Request<Value>, options: WebSocketOptions = WebSocketOptions(), delegate: any WebSocketDelegate
+        _ convertible: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions(), delegate: any WebSocketDelegate
     ) -> WebSocket {
+        let request = convertible.makeRequest()
         let weakDelegate = WeakWebSocketDelegate(delegate)
         let socketBox = Locked<WebSocket?>(nil)
         let queue = callbackQueue(for: request)
