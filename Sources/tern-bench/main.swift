@@ -36,6 +36,12 @@ struct Options {
     var profile: (style: String, count: Int)?
     var downloadFileChild: String?
     var count: Int?
+    /// `--websocket URL --tcp-port N --python PATH --ws-client SCRIPT`: the WebSocket rows.
+    var webSocket: String?
+    var tcpPort: Int32 = 0
+    var python = "python3"
+    var webSocketClient = "bench/websocket_client.py"
+    var webSocketIdleChild: String?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -62,6 +68,11 @@ struct Options {
                 profile = (String(argument.dropFirst("--profile-".count)), Int(iterator.next() ?? "") ?? 20_000)
             case "--download-file-child": downloadFileChild = iterator.next()
             case "--count": count = Int(iterator.next() ?? "")
+            case "--websocket": webSocket = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--tcp-port": tcpPort = Int32(iterator.next() ?? "") ?? 0
+            case "--python": python = iterator.next() ?? python
+            case "--ws-client": webSocketClient = iterator.next() ?? webSocketClient
+            case "--ws-idle-child": webSocketIdleChild = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             default:
                 FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
@@ -91,6 +102,22 @@ if options.microThresholds {
 
 if options.micro {
     await Micro.run(count: options.count(20_000))
+    exit(0)
+}
+
+// WebSocket rows: echo rates against the websockets client and a TCP floor, idle memory.
+if let url = options.webSocketIdleChild {
+    await WebSocketBench.idleChild(url, count: options.count ?? 1_000)
+    exit(0)
+}
+if let url = options.webSocket {
+    let setup = WebSocketBench.Setup(url: url, tcpPort: options.tcpPort, python: options.python, client: options.webSocketClient)
+    do {
+        try await WebSocketBench.run(setup, rounds: options.rounds, scale: options.scale)
+    } catch {
+        log("tern-bench --websocket failed: \(error)")
+        exit(1)
+    }
     exit(0)
 }
 

@@ -77,8 +77,10 @@ public final class WebSocket: Sendable {
         }
     }
 
-    /// Sends `message` and returns once it is handed to the connection (sent before the socket
-    /// opens, it waits for the handshake).
+    /// Sends `message`: returns at once while the send buffer has room
+    /// (`WebSocketOptions.sendBufferSize`), else once the message is written; sent before the
+    /// socket opens, it waits for the handshake. A write that fails after `send` returned ends
+    /// the socket with its error.
     /// - Throws: the `TernError` that stopped it: the socket closed or failed first.
     public func send(_ message: WebSocketMessage) async throws(TernError) {
         guard let connection else { throw Self.error(of: ending ?? .failed(.clientInvalidated)) }
@@ -89,8 +91,10 @@ public final class WebSocket: Sendable {
         monitor?.sent(message)
     }
 
-    /// Sends `message`, then calls `completion` on the callback queue the socket was opened with
-    /// (nil: handed to the connection; else the error that stopped it).
+    /// Sends `message`, then calls `completion` on the callback queue the socket was opened with:
+    /// nil once the message is taken (at once while the send buffer has room, else once it is
+    /// written), or the error that stopped it. Send the next message from the completion to let
+    /// a slow network hold a fast sender back.
     public func send(_ message: WebSocketMessage, completion: @escaping @Sendable (TernError?) -> Void) {
         guard let connection else {
             return callbackQueue.perform { completion(Self.error(of: self.ending ?? .failed(.clientInvalidated))) }

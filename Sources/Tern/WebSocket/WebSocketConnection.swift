@@ -7,8 +7,9 @@ import Foundation
 /// with `TernError.webSocketFailed`; a server's close frame is answered with the same code and
 /// ends it as `.closed`; a connection that ends without a close frame is `.abnormalClosure`.
 /// Thread safety: every mutable property is touched only on `queue`, where the stream's events
-/// arrive; the public side reaches it through `queue.async`.
-// Sendable: all mutable state is confined to `queue`.
+/// arrive; the public side reaches it through `queue.async`, and `send` reads the locked
+/// `sendBuffer` to return without waiting for the queue.
+// Sendable: all mutable state is confined to `queue`, but `sendBuffer`, which is locked.
 final class WebSocketConnection: @unchecked Sendable {
     typealias Event = WebSocketDriverEvent
 
@@ -38,6 +39,11 @@ final class WebSocketConnection: @unchecked Sendable {
     private var closeTimer: DispatchSourceTimer?
     /// The close frame the app sent, if it started the close handshake.
     private var closeSent: (code: WebSocketCloseCode, reason: String)?
+    /// Bytes accepted by `send` and not yet written, and whether `send` may accept more without
+    /// the queue (only while open: before, messages wait for the handshake; after, they fail).
+    private let sendBuffer = Locked((bytes: 0, isOpen: false))
+    /// How the socket ended, once it has: what a write the end cut short reports.
+    private var ending: WebSocketEnding?
 
     init(
         stream: any WebSocketByteStream, queue: DispatchQueue, url: URL, headers: [String: String], options: WebSocketOptions,
@@ -66,14 +72,27 @@ final class WebSocketConnection: @unchecked Sendable {
         }
     }
 
-    /// Sends `message`; `done` runs once it is handed to the connection, or with why it was not.
+    /// Sends `message`; `done` runs at once, on the caller's thread, when the send buffer has
+    /// room for it (a write that fails later ends the socket); else once it is written, or with
+    /// why it was not.
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
         let frames: Data
         switch message {
         case .text(let text): frames = Self.frames(.text, Data(text.utf8))
         case .data(let data): frames = Self.frames(.binary, data)
         }
-        queue.async { [self] in write(frames, done: done) }
+        let size = frames.count
+        let accepted = sendBuffer.withLock { buffer in
+            guard buffer.isOpen, buffer.bytes == 0 || buffer.bytes + size <= options.sendBufferSize else { return false }
+            buffer.bytes += size
+            return true
+        }
+        if accepted {
+            done(nil)
+            queue.async { [self] in write(frames) { [sendBuffer] _ in sendBuffer.withLock { $0.bytes -= size } } }
+        } else {
+            queue.async { [self] in write(frames, done: done) }
+        }
     }
 
     /// Pings the server; `done` runs when its pong comes, or with `.timedOut` after `pongTimeout`.
@@ -83,6 +102,8 @@ final class WebSocketConnection: @unchecked Sendable {
 
     /// Starts the close handshake with `code` and `reason` (at most 123 bytes of UTF-8).
     func close(_ code: WebSocketCloseCode, reason: String) {
+        // A message sent after this call must not be accepted before the close runs.
+        sendBuffer.withLock { $0.isOpen = false }
         queue.async { [self] in
             switch phase {
             case .idle, .connecting, .handshaking:
@@ -90,6 +111,7 @@ final class WebSocketConnection: @unchecked Sendable {
             case .open:
                 closeSent = (code, reason)
                 phase = .closing
+                sendBuffer.withLock { $0.isOpen = false }
                 writeControl(.close, Self.closePayload(code, reason))
                 closeTimer = after(options.closeTimeout) { [self] in end(.closed(code, reason: reason)) }
             case .closing, .ended:
@@ -146,8 +168,9 @@ final class WebSocketConnection: @unchecked Sendable {
             do {
                 let chosen = try handshake.check(status: head.status, headers: head.headers)
                 phase = .open
+                sendBuffer.withLock { $0.isOpen = true }
                 events(.opened(subprotocol: chosen))
-                for (frames, done) in unsent { stream.write(frames) { done($0.map(TernError.transport)) } }
+                for (frames, done) in unsent { write(frames, done: done) }
                 unsent = []
                 startHeartbeat()
                 if !rest.isEmpty { frameBytes(Data(rest)) }
@@ -217,9 +240,11 @@ final class WebSocketConnection: @unchecked Sendable {
         case .idle, .connecting, .handshaking:
             unsent.append((frames, done))
         case .open:
-            stream.write(frames) { done($0.map(TernError.transport)) }
+            // A write the socket's end cut short reports that end (a cancel, say), not the
+            // connection's closing under it.
+            stream.write(frames) { [self] error in done(error.map { ending.map(WebSocket.error(of:)) ?? .transport($0) }) }
         case .closing, .ended:
-            done(.webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
+            done(ending.map(WebSocket.error(of:)) ?? .webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
         }
     }
 
@@ -308,6 +333,8 @@ final class WebSocketConnection: @unchecked Sendable {
     private func end(_ ending: WebSocketEnding) {
         guard phase != .ended else { return }
         phase = .ended
+        self.ending = ending
+        sendBuffer.withLock { $0.isOpen = false }
         for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }
         (pongTimer, heartbeat, closeTimer) = (nil, nil, nil)
         let error = WebSocket.error(of: ending)

@@ -12,6 +12,11 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// Received messages kept while nobody reads them, in bytes; past it Tern stops reading from
     /// the connection until the reader catches up. Default 4 MiB (at least one message is kept).
     public var receiveBufferSize: Int
+    /// Bytes sent and not yet written to the connection: while they stay under it, `send` returns
+    /// at once; past it, `send` waits until its message is written, so a sender faster than the
+    /// network is held back instead of growing memory. Default 1 MiB (a larger message waits
+    /// alone).
+    public var sendBufferSize: Int
     /// Seconds between pings while the socket is open; nil for none. Default 30.
     public var pingInterval: TimeInterval?
     /// Seconds a ping (the heartbeat's or `ping()`) waits for its pong before the socket fails with
@@ -26,9 +31,10 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// Creates options; every default is listed on its property.
     public init(
         protocols: [String] = [], maximumMessageSize: Int = 16 << 20, receiveBufferSize: Int = 4 << 20,
-        pingInterval: TimeInterval? = 30, pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5,
-        reconnect: WebSocketReconnectPolicy = .never
+        sendBufferSize: Int = 1 << 20, pingInterval: TimeInterval? = 30, pongTimeout: TimeInterval = 10,
+        closeTimeout: TimeInterval = 5, reconnect: WebSocketReconnectPolicy = .never
     ) {
+        self.sendBufferSize = sendBufferSize
         self.reconnect = reconnect
         self.protocols = protocols
         self.maximumMessageSize = maximumMessageSize

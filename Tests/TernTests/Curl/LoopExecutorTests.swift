@@ -79,7 +79,12 @@ import Testing
         let task = Task {
             await withTaskExecutorPreference(executor) { () async -> (Bool, Bool) in
                 let result = await Self.result(client, Request<Data>("stall", query: ["seconds": 5]))
-                try? await Task.sleep(milliseconds: 10)  // a suspension after the loop has gone
+                // Suspensions after the invalidation: once the loop has gone (soon, but later on
+                // a loaded machine), the task resumes elsewhere.
+                for _ in 0..<300 {
+                    try? await Task.sleep(milliseconds: 10)
+                    if !Self.onLoop(loop) { break }
+                }
                 return (result.failure?.isCancelled == true, !Self.onLoop(loop))
             }
         }

@@ -29,7 +29,9 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private var pending: [(bytes: Data, offset: Int, written: @Sendable (URLError?) -> Void)] = []
     private var events: (@Sendable (WebSocketStreamEvent) -> Void)?
     private var hasEnded = false
-    private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// The most bytes read at once, into a buffer that lives only while reading: an idle socket
+    /// holds none.
+    private static let readSize = 64 << 10
 
     init(curl: LibCurl, settings: CurlSettings, url: URL, connectTimeout: TimeInterval, queue: DispatchQueue) {
         self.curl = curl
@@ -49,6 +51,8 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
             curl.set(easy, .connectOnly, 1)
             curl.set(easy, .noSignal, 1)
             curl.set(easy, .protocols, LibCurl.httpProtocols)
+            // Tern reads into its own buffer (`curl_easy_recv`): libcurl's 16 KB one would sit unused.
+            curl.set(easy, .bufferSize, 1024)
             if connectTimeout.isFinite, connectTimeout > 0 { curl.set(easy, .connectTimeoutMS, Int(connectTimeout * 1000)) }
             if let refusal = CurlExchange.configureConnection(easy, curl: curl, settings: settings, host: url.host) {
                 return end(refusal)
@@ -101,13 +105,15 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     /// Reads until libcurl has nothing more (`CURLE_AGAIN`), reporting each piece.
     private func readAvailable() {
         guard let easy, !hasEnded, !isReaderPaused else { return }
-        while !hasEnded, !isReaderPaused {
-            var count = 0
-            let code = buffer.withUnsafeMutableBytes { curl.easyRecv(easy, $0.baseAddress, $0.count, &count) }
-            if code == LibCurl.again { return }
-            guard code == 0 else { return end(curl.urlError(code, detail: "reading the WebSocket")) }
-            guard count > 0 else { return end(nil) }  // the server closed the connection
-            events?(.received(Data(buffer[0..<count])))
+        withUnsafeTemporaryAllocation(byteCount: Self.readSize, alignment: 16) { buffer in
+            while !hasEnded, !isReaderPaused {
+                var count = 0
+                let code = curl.easyRecv(easy, buffer.baseAddress, buffer.count, &count)
+                if code == LibCurl.again { return }
+                guard code == 0 else { return end(curl.urlError(code, detail: "reading the WebSocket")) }
+                guard count > 0 else { return end(nil) }  // the server closed the connection
+                events?(.received(Data(bytes: buffer.baseAddress!, count: count)))
+            }
         }
     }
 

@@ -1,0 +1,219 @@
+import Foundation
+import Tern
+import TernChildProcess
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `tern-bench --websocket`: Tern's WebSockets against the `websockets` package's client (Python)
+/// on the same echo server, and against the floor — the same bytes echoed over plain TCP by a
+/// blocking socket client (no framing, no event loop) — in interleaved rounds; then the memory of
+/// an idle open socket, 1,000 open in a child process. Run it with scripts/bench-websocket.sh,
+/// which starts both servers.
+enum WebSocketBench {
+    struct Setup {
+        /// The `websockets` echo server's `/echo`.
+        let url: String
+        /// The TCP echo server's port on 127.0.0.1.
+        let tcpPort: Int32
+        /// The Python with the `websockets` package, and the client script.
+        let python: String
+        let client: String
+    }
+
+    /// One workload: `sockets` sockets each echo `count` messages of `size` bytes.
+    struct Workload {
+        let name: String
+        let sockets: Int
+        let count: Int
+        let size: Int
+
+        var bytes: Double { Double(sockets * count * size) }
+    }
+
+    static func run(_ setup: Setup, rounds: Int, scale: Double) async throws {
+        let workloads = [
+            Workload(name: "ws-echo-1k", sockets: 1, count: max(50, Int(4_000 * scale)), size: 1_024),
+            Workload(name: "ws-echo-1k-x64", sockets: 64, count: max(5, Int(100 * scale)), size: 1_024),
+            Workload(name: "ws-1mib", sockets: 1, count: max(2, Int(48 * scale)), size: 1 << 20),
+        ]
+        let client = Client()
+        print("| workload | metric | Tern | TCP floor | websockets (Python) | Tern / floor | Tern / websockets |")
+        print("|---|---|---|---|---|---|---|")
+        for workload in workloads {
+            var tern: [Double] = [], floor: [Double] = [], python: [Double] = []
+            for round in 0..<rounds {
+                // Interleaved, the order turning each round, so that drift falls on all three.
+                let order = round.isMultiple(of: 2) ? [0, 1, 2] : [2, 1, 0]
+                for which in order {
+                    switch which {
+                    case 0: tern.append(try await echo(client, setup.url, workload))
+                    case 1: floor.append(try await tcpEcho(port: setup.tcpPort, workload))
+                    default: python.append(try pythonEcho(setup, workload))
+                    }
+                }
+            }
+            let (metric, rate): (String, (Double) -> Double) =
+                workload.size >= 1 << 20
+                ? ("MB/s each way", { workload.bytes / 1_048_576 / $0 })
+                : ("round trips/s", { Double(workload.sockets * workload.count) / $0 })
+            let (t, f, p) = (rate(tern.median), rate(floor.median), rate(python.median))
+            print(
+                "| \(workload.name) | \(metric) | \(format(t)) | \(format(f)) | \(format(p)) | "
+                    + String(format: "%.2f | %.2f |", t / f, t / p))
+            log("\(workload.name): tern \(tern.map(format)) s, floor \(floor.map(format)) s, python \(python.map(format)) s")
+        }
+        let perSocket = try runIdleChild(setup.url, count: 1_000)
+        print("| ws-idle-1000 | KB per open idle socket | \(perSocket) | | | | |")
+    }
+
+    /// Seconds for Tern's sockets to echo the workload (opening them is not timed).
+    static func echo(_ client: Client, _ url: String, _ workload: Workload) async throws -> Double {
+        let payload = Data((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
+        var sockets: [WebSocket] = []
+        for _ in 0..<workload.sockets {
+            let socket = client.webSocket(Request<Data>(url), options: WebSocketOptions(maximumMessageSize: 64 << 20))
+            try await socket.opened()
+            sockets.append(socket)
+        }
+        let started = now()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for socket in sockets {
+                group.addTask {
+                    var messages = socket.messages.makeAsyncIterator()
+                    for _ in 0..<workload.count {
+                        try await socket.send(payload)
+                        guard case .data(let echoed)? = try await messages.next(), echoed.count == payload.count else {
+                            throw TernError.webSocketFailed(code: .protocolError, reason: "the echo did not match")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = now() - started
+        for socket in sockets { socket.close() }
+        for socket in sockets { _ = await socket.ended() }
+        return elapsed
+    }
+
+    /// Seconds for blocking TCP sockets (a thread each) to echo the same bytes.
+    static func tcpEcho(port: Int32, _ workload: Workload) async throws -> Double {
+        let descriptors = try (0..<workload.sockets).map { _ in try connectTCP(port: port) }
+        defer { descriptors.forEach { _ = close($0) } }
+        let failures = Locked(0)
+        let started = now()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let group = DispatchGroup()
+            for descriptor in descriptors {
+                group.enter()
+                Thread {
+                    var payload = [UInt8]((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
+                    var reply = [UInt8](repeating: 0, count: workload.size)
+                    for _ in 0..<workload.count where !transfer(descriptor, &payload, write: true) || !transfer(descriptor, &reply, write: false) {
+                        failures.withLock { $0 += 1 }
+                        break
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.notify(queue: .global()) { continuation.resume() }
+        }
+        let elapsed = now() - started
+        guard failures.withLock({ $0 }) == 0 else { throw URLError(.networkConnectionLost) }
+        return elapsed
+    }
+
+    /// Seconds the `websockets` client took (its own timing, connecting excluded).
+    static func pythonEcho(_ setup: Setup, _ workload: Workload) throws -> Double {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: setup.python)
+        process.arguments = [
+            setup.client, setup.url, "--sockets", "\(workload.sockets)", "--count", "\(workload.count)", "--size", "\(workload.size)",
+        ]
+        let output = try process.runReadingOutput().trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0, let seconds = Double(output) else { throw URLError(.badServerResponse) }
+        return seconds
+    }
+
+    /// Runs this executable again to hold `count` idle sockets open; its KB per socket.
+    static func runIdleChild(_ url: String, count: Int) throws -> String {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--ws-idle-child", url, "--count", "\(count)"]
+        return try process.runReadingOutput().trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// In the child: opens one socket (libcurl and the runtime loaded), then `count` more, and
+    /// prints the growth of the resident set per socket once all are open and idle.
+    static func idleChild(_ url: String, count: Int) async {
+        let client = Client()
+        let first = client.webSocket(Request<Data>(url))
+        _ = try? await first.opened()
+        try? await Task.sleep(nanoseconds: 200_000_000)
+        let before = currentRSSKilobytes()
+        var sockets: [WebSocket] = []
+        for _ in 0..<count { sockets.append(client.webSocket(Request<Data>(url))) }
+        var opened = 0
+        var firstFailure: TernError?
+        for socket in sockets {
+            do {
+                try await socket.opened()
+                opened += 1
+            } catch {
+                firstFailure = firstFailure ?? error
+            }
+        }
+        if let firstFailure { log("tern-bench: a socket did not open: \(firstFailure)") }
+        try? await Task.sleep(nanoseconds: 1_000_000_000)
+        let after = currentRSSKilobytes()
+        print(opened == count ? String(format: "%.1f", (after - before) / Double(count)) : "only \(opened) of \(count) opened")
+        for socket in sockets + [first] { socket.close() }
+        for socket in sockets + [first] { _ = await socket.ended() }
+    }
+
+    private static func connectTCP(port: Int32) throws -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw URLError(.cannotConnectToHost) }
+        var noDelay: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            _ = close(descriptor)
+            throw URLError(.cannotConnectToHost)
+        }
+        return descriptor
+    }
+
+    /// Writes or reads all of `bytes`; false on an error or the end of the stream.
+    private static func transfer(_ descriptor: Int32, _ bytes: inout [UInt8], write writing: Bool) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                writing
+                    ? send(descriptor, buffer.baseAddress! + done, buffer.count - done, 0)
+                    : recv(descriptor, buffer.baseAddress! + done, buffer.count - done, 0)
+            }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
+    }
+
+    private static func format(_ value: Double) -> String {
+        value >= 100 ? String(format: "%.0f", value) : String(format: "%.3f", value)
+    }
+}
