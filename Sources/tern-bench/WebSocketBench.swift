@@ -113,9 +113,11 @@ enum WebSocketBench {
                 Thread {
                     var payload = [UInt8]((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
                     var reply = [UInt8](repeating: 0, count: workload.size)
-                    for _ in 0..<workload.count where !transfer(descriptor, &payload, write: true) || !transfer(descriptor, &reply, write: false) {
-                        failures.withLock { $0 += 1 }
-                        break
+                    for _ in 0..<workload.count {
+                        guard transfer(descriptor, &payload, write: true), transfer(descriptor, &reply, write: false) else {
+                            failures.withLock { $0 += 1 }
+                            break
+                        }
                     }
                     group.leave()
                 }.start()

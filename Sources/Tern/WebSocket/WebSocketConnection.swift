@@ -244,7 +244,9 @@ final class WebSocketConnection: @unchecked Sendable {
             // connection's closing under it.
             stream.write(frames) { [self] error in done(error.map { ending.map(WebSocket.error(of:)) ?? .transport($0) }) }
         case .closing, .ended:
-            done(ending.map(WebSocket.error(of:)) ?? .webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
+            done(
+                ending.map(WebSocket.error(of:))
+                    ?? .webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
         }
     }
 
