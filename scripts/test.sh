@@ -173,8 +173,9 @@ finish_passes() {
 # a fixture server (or FoundationNetworking's own queue) starved by the parallel pass cannot keep;
 # and CaptureReleaseTests, which times how soon a
 # completion's captures go. CurlDescriptorLimitTests holds 1,100 descriptors, which
-# would crowd every other test's.
-heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests|MetricsTests|CurlDescriptorLimitTests|CaptureReleaseTests'
+# would crowd every other test's. StreamingTests checks how much a paused exchange buffers
+# within a second, which a loop starved by the parallel pass cannot keep either.
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
 all_heavy="\.($heavy_suites|LifecycleStressTests)/"
@@ -193,8 +194,12 @@ fi
 if [ "$plain_only" = true ]; then finish_passes; exit 0; fi
 
 # ThreadSanitizer: the whole suite again (stress and cancellation races included), built once.
+# The WebSocket suites run in a parallel pass of their own there: under the sanitizer, sockets,
+# their servers and the rest of the suite at once starve URLSession's timers.
+sockets='\.(WebSocket[A-Za-z]*Tests|StubWebSocketTests)/'
 swift build --build-tests --sanitize=thread
-pass "the parallel pass under ThreadSanitizer" swift test --skip-build --sanitize=thread --skip "$all_heavy"
+pass "the parallel pass under ThreadSanitizer" swift test --skip-build --sanitize=thread --skip "$all_heavy" --skip "$sockets"
+pass "the WebSocket suites under ThreadSanitizer" swift test --skip-build --sanitize=thread --filter "$sockets"
 pass "the heavy suites under ThreadSanitizer" swift test --skip-build --sanitize=thread --no-parallel --filter "$heavy"
 pass "the lifecycle stress under ThreadSanitizer" swift test --skip-build --sanitize=thread --filter "$stress"
 if [ "$(uname)" = Linux ]; then

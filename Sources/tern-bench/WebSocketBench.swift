@@ -9,10 +9,11 @@ import Darwin
 #endif
 
 /// `tern-bench --websocket`: Tern's WebSockets against the `websockets` package's client (Python)
-/// on the same echo server, and against the floor — the same bytes echoed over plain TCP by a
-/// blocking socket client (no framing, no event loop) — in interleaved rounds; then the memory of
-/// an idle open socket, 1,000 open in a child process. Run it with scripts/bench-websocket.sh,
-/// which starts both servers.
+/// on the same echo server, and against two floors, the same bytes echoed by a plain TCP server:
+/// through Tern's own byte stream (the connection and loop a WebSocket runs on, without the
+/// protocol) and by blocking sockets (no event loop at all) — in interleaved rounds; then the
+/// memory of an idle open socket, 1,000 open in a child process. Run it with
+/// scripts/bench-websocket.sh, which starts both servers.
 enum WebSocketBench {
     struct Setup {
         /// The `websockets` echo server's `/echo`.
@@ -41,17 +42,20 @@ enum WebSocketBench {
             Workload(name: "ws-1mib", sockets: 1, count: max(2, Int(48 * scale)), size: 1 << 20),
         ]
         let client = Client()
-        print("| workload | metric | Tern | TCP floor | websockets (Python) | Tern / floor | Tern / websockets |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            "| workload | metric | Tern | TCP, Tern's stream | TCP, blocking | websockets (Python) "
+                + "| Tern / Tern's stream | Tern / websockets |")
+        print("|---|---|---|---|---|---|---|---|")
         for workload in workloads {
-            var tern: [Double] = [], floor: [Double] = [], python: [Double] = []
+            var tern: [Double] = [], stream: [Double] = [], floor: [Double] = [], python: [Double] = []
             for round in 0..<rounds {
-                // Interleaved, the order turning each round, so that drift falls on all three.
-                let order = round.isMultiple(of: 2) ? [0, 1, 2] : [2, 1, 0]
+                // Interleaved, the order turning each round, so that drift falls on all four.
+                let order = round.isMultiple(of: 2) ? [0, 1, 2, 3] : [3, 2, 1, 0]
                 for which in order {
                     switch which {
                     case 0: tern.append(try await echo(client, setup.url, workload))
-                    case 1: floor.append(try await tcpEcho(port: setup.tcpPort, workload))
+                    case 1: stream.append(try await streamEcho(port: setup.tcpPort, workload))
+                    case 2: floor.append(try await tcpEcho(port: setup.tcpPort, workload))
                     default: python.append(try pythonEcho(setup, workload))
                     }
                 }
@@ -60,14 +64,16 @@ enum WebSocketBench {
                 workload.size >= 1 << 20
                 ? ("MB/s each way", { workload.bytes / 1_048_576 / $0 })
                 : ("round trips/s", { Double(workload.sockets * workload.count) / $0 })
-            let (t, f, p) = (rate(tern.median), rate(floor.median), rate(python.median))
+            let (t, s, f, p) = (rate(tern.median), rate(stream.median), rate(floor.median), rate(python.median))
             print(
-                "| \(workload.name) | \(metric) | \(format(t)) | \(format(f)) | \(format(p)) | "
-                    + String(format: "%.2f | %.2f |", t / f, t / p))
-            log("\(workload.name): tern \(tern.map(format)) s, floor \(floor.map(format)) s, python \(python.map(format)) s")
+                "| \(workload.name) | \(metric) | \(format(t)) | \(format(s)) | \(format(f)) | \(format(p)) | "
+                    + String(format: "%.2f | %.2f |", t / s, t / p))
+            log(
+                "\(workload.name) seconds: tern \(tern.map(format)), stream \(stream.map(format)), "
+                    + "blocking \(floor.map(format)), python \(python.map(format))")
         }
         let perSocket = try runIdleChild(setup.url, count: 1_000)
-        print("| ws-idle-1000 | KB per open idle socket | \(perSocket) | | | | |")
+        print("| ws-idle-1000 | KB per open idle socket | \(perSocket) | | | | | |")
     }
 
     /// Seconds for Tern's sockets to echo the workload (opening them is not timed).
@@ -97,6 +103,29 @@ enum WebSocketBench {
         let elapsed = now() - started
         for socket in sockets { socket.close() }
         for socket in sockets { _ = await socket.ended() }
+        return elapsed
+    }
+
+    /// Seconds for Tern's byte streams (`StreamEcho`) to echo the same bytes over plain TCP.
+    static func streamEcho(port: Int32, _ workload: Workload) async throws -> Double {
+        var echoes: [StreamEcho] = []
+        for _ in 0..<workload.sockets { echoes.append(try await StreamEcho.open(port: port)) }
+        defer { echoes.forEach { $0.close() } }
+        let payload = Data((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
+        let started = now()
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for echo in echoes {
+                group.addTask {
+                    for _ in 0..<workload.count {
+                        guard await echo.echo(payload) else { return 1 }
+                    }
+                    return 0
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        let elapsed = now() - started
+        guard failures == 0 else { throw URLError(.networkConnectionLost) }
         return elapsed
     }
 

@@ -3,8 +3,9 @@ import Foundation
 /// A connection a WebSocket reads and writes itself: TCP, TLS for `wss`, through the client's
 /// proxy, with the client's TLS settings. Each transport gives one (`WebSocketStreams`).
 /// Thread safety: its methods may be called from any thread; its events come one at a time, in
-/// order, on the queue it was made with (the WebSocket's).
-protocol WebSocketByteStream: AnyObject, Sendable {
+/// order, on the queue it was made with (the WebSocket's). Package-visible for tern-bench's TCP
+/// floor, which echoes plain bytes over the same stream.
+package protocol WebSocketByteStream: AnyObject, Sendable {
     /// Connects, then reports: `.opened`, `.received` as bytes arrive, and `.ended` once.
     func open(events: @escaping @Sendable (WebSocketStreamEvent) -> Void)
     /// Writes `bytes` after what was written before; `written` runs once they are all handed to
@@ -17,7 +18,7 @@ protocol WebSocketByteStream: AnyObject, Sendable {
 }
 
 /// What a byte stream reports.
-enum WebSocketStreamEvent: Sendable {
+package enum WebSocketStreamEvent: Sendable {
     /// Connected (and, for `wss`, the TLS handshake done): the upgrade request can be written.
     case opened
     /// Bytes from the server.

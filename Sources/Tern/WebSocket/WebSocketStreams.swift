@@ -1,10 +1,10 @@
 import Foundation
 
 /// Where each platform gets a WebSocket's connection: the one place its platforms differ.
-enum WebSocketStreams {
+package enum WebSocketStreams {
     /// A connection to `url` (`http` or `https`: the WebSocket's scheme made HTTP's) with the
     /// client's transport settings, reporting on `queue`; or why there is none here.
-    static func make(
+    package static func make(
         to url: URL, settings: TransportSettings, connectTimeout: TimeInterval, queue: DispatchQueue
     ) -> Result<any WebSocketByteStream, TernError> {
         #if canImport(Glibc) || canImport(Musl)

@@ -1,0 +1,74 @@
+import Foundation
+import Tern
+
+/// The TCP floor of the WebSocket rows, through Tern's own byte stream: the connection a WebSocket
+/// runs on (`WebSocketStreams`: libcurl's on Linux), its events, its queue and an async caller,
+/// echoing plain bytes with no framing, handshake or message API.
+/// Thread safety: its state is locked; the stream's events come on its queue.
+final class StreamEcho: Sendable {
+    private struct State {
+        var received = 0
+        var wanted = 0
+        var opened: CheckedContinuation<Bool, Never>?
+        var waiter: CheckedContinuation<Bool, Never>?
+        var hasEnded = false
+    }
+
+    private let stream: any WebSocketByteStream
+    private let state = Locked(State())
+
+    private init(stream: any WebSocketByteStream) { self.stream = stream }
+
+    /// A connected stream to the plain TCP echo server on `port`.
+    static func open(port: Int32) async throws -> StreamEcho {
+        let url = URL(string: "http://127.0.0.1:\(port)/")!
+        let queue = DispatchQueue(label: "tern-bench.StreamEcho")
+        let made = WebSocketStreams.make(to: url, settings: TransportSettings(), connectTimeout: 10, queue: queue)
+        let echo = StreamEcho(stream: try made.get())
+        let opened = await withCheckedContinuation { continuation in
+            echo.state.withLock { $0.opened = continuation }
+            echo.stream.open { event in echo.handle(event) }
+        }
+        guard opened else { throw URLError(.cannotConnectToHost) }
+        return echo
+    }
+
+    /// Writes `payload` and waits until as many bytes came back; false if the stream ended.
+    func echo(_ payload: Data) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let now: Bool? = state.withLock { state in
+                if state.hasEnded { return false }
+                state.wanted = payload.count
+                state.waiter = continuation
+                return nil
+            }
+            if let now { return continuation.resume(returning: now) }
+            stream.write(payload) { _ in }
+        }
+    }
+
+    func close() { stream.close() }
+
+    private func handle(_ event: WebSocketStreamEvent) {
+        let (opened, waiter, result): (CheckedContinuation<Bool, Never>?, CheckedContinuation<Bool, Never>?, Bool) =
+            state.withLock { state in
+                switch event {
+                case .opened:
+                    defer { state.opened = nil }
+                    return (state.opened, nil, true)
+                case .received(let bytes):
+                    state.received += bytes.count
+                    guard let waiter = state.waiter, state.received >= state.wanted else { return (nil, nil, true) }
+                    state.received -= state.wanted
+                    state.waiter = nil
+                    return (nil, waiter, true)
+                case .ended:
+                    state.hasEnded = true
+                    defer { (state.opened, state.waiter) = (nil, nil) }
+                    return (state.opened, state.waiter, false)
+                }
+            }
+        opened?.resume(returning: result)
+        waiter?.resume(returning: result)
+    }
+}
