@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tern-bench's WebSocket rows: builds it in release mode, starts the `websockets` echo server
-# (scripts/websocket_server.py) and a plain TCP echo server (scripts/tcp_echo_server.py) on free
-# 127.0.0.1 ports, runs `tern-bench --websocket` against them, and stops them. Arguments
+# (scripts/websocket_server.py) and the floor's echo servers (scripts/echo_servers.py: plain TCP and
+# a minimal WebSocket echo) on free 127.0.0.1 ports, runs `tern-bench --websocket` against them, and stops them. Arguments
 # (--rounds 7, --quick) go to tern-bench. Prints a Markdown table; progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,9 +25,10 @@ websocket_port=$(free_port)
 "$python" scripts/websocket_server.py --port "$websocket_port" >"$logs/websocket.log" 2>&1 &
 pids+=($!)
 tcp_port=$(free_port)
-"$python" scripts/tcp_echo_server.py --port "$tcp_port" >"$logs/tcp.log" 2>&1 &
+minimal_port=$(free_port)
+"$python" scripts/echo_servers.py --port "$tcp_port" --websocket-port "$minimal_port" >"$logs/echo.log" 2>&1 &
 pids+=($!)
-for port in "$websocket_port" "$tcp_port"; do
+for port in "$websocket_port" "$tcp_port" "$minimal_port"; do
     for _ in $(seq 1 100); do
         if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1).close()" "$port" 2>/dev/null; then
             continue 2
@@ -45,5 +46,6 @@ if [ -z "${TERN_BENCH_BIN:-}" ]; then
     swift build -c release --product tern-bench >&2
 fi
 echo "== websockets $("$python" -c 'import websockets; print(websockets.__version__)') and a TCP echo on 127.0.0.1; $(nproc) cores; $bin" >&2
-"$bin" --websocket "ws://127.0.0.1:$websocket_port/echo" --tcp-port "$tcp_port" --python "$python" \
+"$bin" --websocket "ws://127.0.0.1:$websocket_port/echo" --tcp-port "$tcp_port" \
+    --minimal-websocket "ws://127.0.0.1:$minimal_port/echo" --python "$python" \
     --ws-client bench/websocket_client.py "$@"

@@ -9,15 +9,18 @@ import Darwin
 #endif
 
 /// `tern-bench --websocket`: Tern's WebSockets against the `websockets` package's client (Python)
-/// on the same echo server, and against two floors, the same bytes echoed by a plain TCP server:
+/// on the same echo server; and Tern's WebSockets on a minimal WebSocket echo server against the
+/// floor, the same bytes echoed by a plain TCP server written the same way (scripts/echo_servers.py):
 /// through Tern's own byte stream (the connection and loop a WebSocket runs on, without the
 /// protocol) and by blocking sockets (no event loop at all) — in interleaved rounds; then the
 /// memory of an idle open socket, 1,000 open in a child process. Run it with
-/// scripts/bench-websocket.sh, which starts both servers.
+/// scripts/bench-websocket.sh, which starts the servers.
 enum WebSocketBench {
     struct Setup {
         /// The `websockets` echo server's `/echo`.
         let url: String
+        /// The minimal WebSocket echo beside the TCP one (the floor's server).
+        let minimalURL: String
         /// The TCP echo server's port on 127.0.0.1.
         let tcpPort: Int32
         /// The Python with the `websockets` package, and the client script.
@@ -43,20 +46,21 @@ enum WebSocketBench {
         ]
         let client = Client()
         print(
-            "| workload | metric | Tern | TCP, Tern's stream | TCP, blocking | websockets (Python) "
-                + "| Tern / Tern's stream | Tern / websockets |")
-        print("|---|---|---|---|---|---|---|---|")
+            "| workload | metric | Tern | websockets (Python) | Tern, minimal server | TCP, Tern's stream | TCP, blocking "
+                + "| Tern / websockets | Tern / Tern's stream |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for workload in workloads {
-            var tern: [Double] = [], stream: [Double] = [], floor: [Double] = [], python: [Double] = []
+            var tern: [Double] = [], python: [Double] = [], minimal: [Double] = [], stream: [Double] = [], floor: [Double] = []
             for round in 0..<rounds {
-                // Interleaved, the order turning each round, so that drift falls on all four.
-                let order = round.isMultiple(of: 2) ? [0, 1, 2, 3] : [3, 2, 1, 0]
+                // Interleaved, the order turning each round, so that drift falls on all five.
+                let order = round.isMultiple(of: 2) ? [0, 1, 2, 3, 4] : [4, 3, 2, 1, 0]
                 for which in order {
                     switch which {
                     case 0: tern.append(try await echo(client, setup.url, workload))
-                    case 1: stream.append(try await streamEcho(port: setup.tcpPort, workload))
-                    case 2: floor.append(try await tcpEcho(port: setup.tcpPort, workload))
-                    default: python.append(try pythonEcho(setup, workload))
+                    case 1: python.append(try pythonEcho(setup, workload))
+                    case 2: minimal.append(try await echo(client, setup.minimalURL, workload))
+                    case 3: stream.append(try await streamEcho(port: setup.tcpPort, workload))
+                    default: floor.append(try await tcpEcho(port: setup.tcpPort, workload))
                     }
                 }
             }
@@ -64,16 +68,17 @@ enum WebSocketBench {
                 workload.size >= 1 << 20
                 ? ("MB/s each way", { workload.bytes / 1_048_576 / $0 })
                 : ("round trips/s", { Double(workload.sockets * workload.count) / $0 })
-            let (t, s, f, p) = (rate(tern.median), rate(stream.median), rate(floor.median), rate(python.median))
+            let (t, p, m) = (rate(tern.median), rate(python.median), rate(minimal.median))
+            let (s, f) = (rate(stream.median), rate(floor.median))
             print(
-                "| \(workload.name) | \(metric) | \(format(t)) | \(format(s)) | \(format(f)) | \(format(p)) | "
-                    + String(format: "%.2f | %.2f |", t / s, t / p))
+                "| \(workload.name) | \(metric) | \(format(t)) | \(format(p)) | \(format(m)) | \(format(s)) | \(format(f)) | "
+                    + String(format: "%.2f | %.2f |", t / p, m / s))
             log(
-                "\(workload.name) seconds: tern \(tern.map(format)), stream \(stream.map(format)), "
-                    + "blocking \(floor.map(format)), python \(python.map(format))")
+                "\(workload.name) seconds: tern \(tern.map(format)), python \(python.map(format)), "
+                    + "minimal \(minimal.map(format)), stream \(stream.map(format)), blocking \(floor.map(format))")
         }
         let perSocket = try runIdleChild(setup.url, count: 1_000)
-        print("| ws-idle-1000 | KB per open idle socket | \(perSocket) | | | | | |")
+        print("| ws-idle-1000 | KB per open idle socket | \(perSocket) | | | | | | |")
     }
 
     /// Seconds for Tern's sockets to echo the workload (opening them is not timed).

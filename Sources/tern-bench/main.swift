@@ -36,9 +36,11 @@ struct Options {
     var profile: (style: String, count: Int)?
     var downloadFileChild: String?
     var count: Int?
-    /// `--websocket URL --tcp-port N --python PATH --ws-client SCRIPT`: the WebSocket rows.
+    /// `--websocket URL --tcp-port N --minimal-websocket URL --python PATH --ws-client SCRIPT`:
+    /// the WebSocket rows.
     var webSocket: String?
     var tcpPort: Int32 = 0
+    var minimalWebSocket = ""
     var python = "python3"
     var webSocketClient = "bench/websocket_client.py"
     var webSocketIdleChild: String?
@@ -70,6 +72,7 @@ struct Options {
             case "--count": count = Int(iterator.next() ?? "")
             case "--websocket": webSocket = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--tcp-port": tcpPort = Int32(iterator.next() ?? "") ?? 0
+            case "--minimal-websocket": minimalWebSocket = iterator.next() ?? ""
             case "--python": python = iterator.next() ?? python
             case "--ws-client": webSocketClient = iterator.next() ?? webSocketClient
             case "--ws-idle-child": webSocketIdleChild = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
@@ -111,7 +114,9 @@ if let url = options.webSocketIdleChild {
     exit(0)
 }
 if let url = options.webSocket {
-    let setup = WebSocketBench.Setup(url: url, tcpPort: options.tcpPort, python: options.python, client: options.webSocketClient)
+    let setup = WebSocketBench.Setup(
+        url: url, minimalURL: options.minimalWebSocket, tcpPort: options.tcpPort, python: options.python,
+        client: options.webSocketClient)
     do {
         try await WebSocketBench.run(setup, rounds: options.rounds, scale: options.scale)
     } catch {

@@ -7,10 +7,10 @@ import Musl
 import Foundation
 
 /// A WebSocket's connection through libcurl's connect-only mode: libcurl resolves, connects,
-/// goes through the proxy and does TLS with the client's settings (pins included); then Tern
-/// reads and writes the socket with `curl_easy_recv` and `curl_easy_send`, woken by dispatch
-/// sources on the socket (no thread per socket). Works with every libcurl Tern loads: it needs no
-/// WebSocket support of its own.
+/// goes through the proxy and does TLS with the client's settings (pins included), driven by its
+/// `CurlSocketConnector`; then Tern reads and writes the socket with `curl_easy_recv` and
+/// `curl_easy_send`, woken by dispatch sources on the socket (no thread per socket, connecting or
+/// connected). Works with every libcurl Tern loads: it needs no WebSocket support of its own.
 /// Thread safety: every call on the handle runs on `queue` (the WebSocket's), one at a time.
 // Sendable: every mutable property is touched only on `queue`.
 final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
@@ -22,6 +22,7 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     /// The WebSocket's own serial queue: its events are delivered here.
     private let queue: DispatchQueue
     private var easy: LibCurl.Handle?
+    private var connector: CurlSocketConnector?
     private var reader: DispatchSourceRead?
     private var writer: DispatchSourceWrite?
     private var isWriterRunning = false
@@ -44,9 +45,9 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     func open(events: @escaping @Sendable (WebSocketStreamEvent) -> Void) {
         queue.async { [self] in
             self.events = events
-            // The connect blocks this queue's thread until connected, refused or timed out.
-            guard let easy = curl.easyInit() else { return end(URLError(.cannotConnectToHost)) }
-            self.easy = easy
+            guard let connector = CurlSocketConnector(curl: curl, queue: queue), let easy = curl.easyInit() else {
+                return end(URLError(.cannotConnectToHost))
+            }
             curl.set(easy, .url, url.absoluteString)
             curl.set(easy, .connectOnly, 1)
             curl.set(easy, .noSignal, 1)
@@ -55,16 +56,23 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
             curl.set(easy, .bufferSize, 1024)
             if connectTimeout.isFinite, connectTimeout > 0 { curl.set(easy, .connectTimeoutMS, Int(connectTimeout * 1000)) }
             if let refusal = CurlExchange.configureConnection(easy, curl: curl, settings: settings, host: url.host) {
+                curl.easyCleanup(easy)
                 return end(refusal)
             }
-            let code = curl.easyPerform(easy)
-            guard code == 0 else { return end(curl.urlError(code, detail: "connecting to \(url.host ?? "the server")")) }
-            let socket = Int32(truncatingIfNeeded: curl.info(easy, long: .activeSocket))
-            guard socket >= 0 else { return end(URLError(.cannotConnectToHost)) }
-            startSources(socket)
-            events(.opened)
-            readAvailable()  // TLS may already hold bytes the socket will not signal again
+            self.easy = easy
+            self.connector = connector
+            connector.connect(easy) { code, socket in self.connected(code, socket) }
         }
+    }
+
+    /// The connect ended: connected (code 0) on `socket`, refused, or timed out.
+    private func connected(_ code: Int32, _ socket: Int32) {
+        guard !hasEnded else { return }
+        guard code == 0 else { return end(curl.urlError(code, detail: "connecting to \(url.host ?? "the server")")) }
+        guard socket >= 0 else { return end(URLError(.cannotConnectToHost)) }
+        startSources(socket)
+        events?(.opened)
+        readAvailable()  // TLS may already hold bytes the socket will not signal again
     }
 
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void) {
@@ -144,31 +152,33 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     }
 
     /// Ends the stream once: reports it (unless closed by the WebSocket itself), fails what was
-    /// not written, stops the sources and, once they have stopped, frees the handle (its socket).
+    /// not written, stops the sources and, once they have stopped, releases the handle (its
+    /// socket; a connect still running is abandoned).
     private func end(_ error: URLError?, report: Bool = true) {
         guard !hasEnded else { return }
         hasEnded = true
         let unwritten = pending
         pending = []
         for write in unwritten { write.written(error ?? URLError(.networkConnectionLost)) }
-        let (curl, easy) = (self.curl, self.easy)
-        self.easy = nil
+        let connector = self.connector
+        (self.connector, self.easy) = (nil, nil)
         let sources: [any DispatchSourceProtocol] = [reader, writer].compactMap { $0 }
         if isReaderPaused { reader?.resume() }
         if !isWriterRunning { writer?.resume() }
-        // The handle closes the socket: only after both sources let go of it.
+        // Releasing the handle closes the socket: only after both sources let go of it (their
+        // cancel handlers run on `queue`).
         let remaining = Locked(sources.count)
         for source in sources {
             source.setCancelHandler {
                 if remaining.withLock({
                     $0 -= 1; return $0
                 }) == 0 {
-                    curl.easyCleanup(easy)
+                    connector?.release()
                 }
             }
             source.cancel()
         }
-        if sources.isEmpty, let easy { curl.easyCleanup(easy) }
+        if sources.isEmpty { connector?.release() }
         reader = nil
         writer = nil
         if report { events?(.ended(error)) }

@@ -38,8 +38,9 @@ struct LibCurl: @unchecked Sendable {
     let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
     let slistAppend: @convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?
     let slistFreeAll: @convention(c) (Handle?) -> Void
-    /// For a connection Tern reads and writes itself (WebSocket): connect, then send and receive.
-    let easyPerform: @convention(c) (Handle?) -> Int32
+    /// For a connection Tern reads and writes itself (WebSocket): connect (driven by socket
+    /// events), then send and receive.
+    let multiSocketAction: @convention(c) (Handle?, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
     let easySend: @convention(c) (Handle?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32
     let easyRecv: @convention(c) (Handle?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32
 
@@ -111,7 +112,9 @@ struct LibCurl: @unchecked Sendable {
                         as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self),
                     slistAppend: try function("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?).self),
                     slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self),
-                    easyPerform: try function("curl_easy_perform", as: (@convention(c) (Handle?) -> Int32).self),
+                    multiSocketAction: try function(
+                        "curl_multi_socket_action",
+                        as: (@convention(c) (Handle?, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
                     easySend: try function(
                         "curl_easy_send", as: (@convention(c) (Handle?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32).self),
                     easyRecv: try function(
@@ -148,6 +151,11 @@ struct LibCurl: @unchecked Sendable {
     @discardableResult
     func set(multi: Handle, _ option: MultiOption, _ value: Int) -> Int32 {
         tern_curl_setopt_long(multiSetopt, multi, option.rawValue, value)
+    }
+
+    @discardableResult
+    func set(multi: Handle, _ option: MultiOption, _ pointer: UnsafeRawPointer?) -> Int32 {
+        tern_curl_setopt_pointer(multiSetopt, multi, option.rawValue, pointer)
     }
 
     /// A `long` or `curl_off_t` piece of information about a transfer (both 64 bits here).
@@ -204,12 +212,13 @@ struct LibCurl: @unchecked Sendable {
         case password = 10174, seekFunction = 20167, seekData = 10168, bufferSize = 98
         case sslCert = 10025, keyPassword = 10026, sslVersion = 32, caInfo = 10065, sslKey = 10087, caPath = 10097
         case pinnedPublicKey = 10230, proxy = 10004, noProxy = 10177
-        case connectOnly = 141, connectTimeoutMS = 156
+        case connectOnly = 141, connectTimeoutMS = 156, closeSocketFunction = 20208, closeSocketData = 10209
     }
 
     /// Multi options.
     enum MultiOption: Int32 {
         case pipelining = 3, maxConnects = 6, maxHostConnections = 7
+        case socketFunction = 20001, socketData = 10002, timerFunction = 20004, timerData = 10005
     }
 
     /// `curl_easy_getinfo` items: type base (string 0x100000, long 0x200000, off_t 0x600000) + number.
@@ -233,6 +242,14 @@ struct LibCurl: @unchecked Sendable {
     static let tlsVersion1_3 = 7
     /// `CURLE_AGAIN`: a connect-only socket has nothing to read, or no room to write, now.
     static let again: Int32 = 81
+    /// `CURL_POLL_IN`, `_OUT` and `_REMOVE`: what a socket callback asks to watch.
+    static let pollIn: Int32 = 1
+    static let pollOut: Int32 = 2
+    static let pollRemove: Int32 = 4
+    /// `CURL_CSELECT_IN` and `_OUT` for `curl_multi_socket_action`, and `CURL_SOCKET_TIMEOUT`.
+    static let selectIn: Int32 = 1
+    static let selectOut: Int32 = 2
+    static let socketTimeout: Int32 = -1
     /// `CURLE_SSL_PINNEDPUBKEYNOTMATCH`.
     static let pinMismatch: Int32 = 90
     /// `CURLPAUSE_RECV` and `CURLPAUSE_CONT` for `curl_easy_pause`.
