@@ -9,7 +9,7 @@ import asyncio
 import base64
 import hashlib
 
-GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B85"
+GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 class Echo(asyncio.Protocol):
