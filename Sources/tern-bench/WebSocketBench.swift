@@ -77,8 +77,10 @@ enum WebSocketBench {
                 "\(workload.name) seconds: tern \(tern.map(format)), python \(python.map(format)), "
                     + "minimal \(minimal.map(format)), stream \(stream.map(format)), blocking \(floor.map(format))")
         }
-        let perSocket = try runIdleChild(setup.url, count: 1_000)
-        print("| ws-idle-1000 | KB per open idle socket | \(perSocket) | | | | | | |")
+        let oneByOne = try runIdleChild(setup.url, count: 1_000, atOnce: false)
+        print("| ws-idle-1000 | KB per open idle socket (opened one after another) | \(oneByOne) | | | | | | |")
+        let atOnce = try runIdleChild(setup.url, count: 1_000, atOnce: true)
+        print("| ws-idle-1000-at-once | KB per open idle socket (1,000 opened at once) | \(atOnce) | | | | | | |")
     }
 
     /// Seconds for Tern's sockets to echo the workload (opening them is not timed).
@@ -176,23 +178,29 @@ enum WebSocketBench {
     }
 
     /// Runs this executable again to hold `count` idle sockets open; its KB per socket.
-    static func runIdleChild(_ url: String, count: Int) throws -> String {
+    static func runIdleChild(_ url: String, count: Int, atOnce: Bool) throws -> String {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--ws-idle-child", url, "--count", "\(count)"]
+        process.arguments = ["--ws-idle-child", url, "--count", "\(count)"] + (atOnce ? ["--at-once"] : [])
         return try process.runReadingOutput().trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// In the child: opens one socket (libcurl and the runtime loaded), then `count` more, and
-    /// prints the growth of the resident set per socket once all are open and idle.
-    static func idleChild(_ url: String, count: Int) async {
+    /// prints the growth of the resident set per socket once all are open and idle. One after
+    /// another measures what an idle socket keeps; all at once adds what 1,000 connects in flight
+    /// together leave behind in the allocator's heap (freed, but between live objects).
+    static func idleChild(_ url: String, count: Int, atOnce: Bool) async {
         let client = Client()
         let first = client.webSocket(Request<Data>(url))
         _ = try? await first.opened()
         try? await Task.sleep(nanoseconds: 200_000_000)
         let before = currentRSSKilobytes()
         var sockets: [WebSocket] = []
-        for _ in 0..<count { sockets.append(client.webSocket(Request<Data>(url))) }
+        for _ in 0..<count {
+            let socket = client.webSocket(Request<Data>(url))
+            sockets.append(socket)
+            if !atOnce { _ = try? await socket.opened() }
+        }
         var opened = 0
         var firstFailure: TernError?
         for socket in sockets {

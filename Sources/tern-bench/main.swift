@@ -44,6 +44,8 @@ struct Options {
     var python = "python3"
     var webSocketClient = "bench/websocket_client.py"
     var webSocketIdleChild: String?
+    /// The idle child opens its sockets all at once, not each after the one before has opened.
+    var openAtOnce = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -76,6 +78,7 @@ struct Options {
             case "--python": python = iterator.next() ?? python
             case "--ws-client": webSocketClient = iterator.next() ?? webSocketClient
             case "--ws-idle-child": webSocketIdleChild = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
+            case "--at-once": openAtOnce = true
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             default:
                 FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
@@ -110,7 +113,7 @@ if options.micro {
 
 // WebSocket rows: echo rates against the websockets client and a TCP floor, idle memory.
 if let url = options.webSocketIdleChild {
-    await WebSocketBench.idleChild(url, count: options.count ?? 1_000)
+    await WebSocketBench.idleChild(url, count: options.count ?? 1_000, atOnce: options.openAtOnce)
     exit(0)
 }
 if let url = options.webSocket {

@@ -33,6 +33,10 @@ final class CurlSocketConnector {
     /// Descriptors libcurl closed while a source still held them: closed once it lets go.
     private var closeWhenLetGo: Set<Int32> = []
     private var timer: DispatchSourceTimer?
+    /// A connected socket handed over (`handOver`): libcurl lets go of it without closing it.
+    private var kept: Int32 = -1
+    /// Takes the handed-over socket once no source of the connector's watches it.
+    private var taker: ((Int32) -> Void)?
 
     /// A connector on `queue`, or nil when libcurl gives no multi handle.
     init?(curl: LibCurl, queue: DispatchQueue) {
@@ -70,6 +74,15 @@ final class CurlSocketConnector {
         }
         easy = nil
         _ = curl.multiCleanup(multi)
+    }
+
+    /// Frees the handles but leaves the connected `socket` open, for the caller to read, write and
+    /// close itself: `take` runs on `queue` once no source of the connector's watches the socket
+    /// (at once if none does). Only for a connection without TLS, whose bytes are the socket's.
+    func handOver(_ socket: Int32, to take: @escaping (Int32) -> Void) {
+        kept = socket
+        release()
+        if letting[socket, default: 0] == 0 { take(socket) } else { taker = take }
     }
 
     // MARK: Driving the connect
@@ -127,6 +140,10 @@ final class CurlSocketConnector {
         guard letting[socket] == 0 else { return }
         letting[socket] = nil
         if closeWhenLetGo.remove(socket) != nil { _ = close(socket) }
+        if socket == kept, let taker {
+            self.taker = nil
+            taker(socket)
+        }
     }
 
     /// libcurl's close-socket callback: closes `socket` now, or once its sources let go of it.
@@ -139,7 +156,9 @@ final class CurlSocketConnector {
                 source.cancel()
             }
         }
-        if letting[socket, default: 0] > 0 {
+        if socket == kept {
+            return  // handed over: the new owner closes it
+        } else if letting[socket, default: 0] > 0 {
             closeWhenLetGo.insert(socket)
         } else {
             _ = close(socket)

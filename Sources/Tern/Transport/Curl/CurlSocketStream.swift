@@ -8,9 +8,12 @@ import Foundation
 
 /// A WebSocket's connection through libcurl's connect-only mode: libcurl resolves, connects,
 /// goes through the proxy and does TLS with the client's settings (pins included), driven by its
-/// `CurlSocketConnector`; then Tern reads and writes the socket with `curl_easy_recv` and
-/// `curl_easy_send`, woken by dispatch sources on the socket (no thread per socket, connecting or
-/// connected). Works with every libcurl Tern loads: it needs no WebSocket support of its own.
+/// `CurlSocketConnector`. A connection with TLS (`wss`, or an HTTPS proxy) stays libcurl's: Tern
+/// reads and writes it with `curl_easy_recv` and `curl_easy_send`. A plain one (`ws`) is handed
+/// over once connected: libcurl's handles are freed and Tern reads and writes the socket itself,
+/// so an idle `ws` socket holds no libcurl memory. Either way dispatch sources on the socket wake
+/// it (no thread per socket, connecting or connected). Works with every libcurl Tern loads: it
+/// needs no WebSocket support of its own.
 /// Thread safety: every call on the handle runs on `queue` (the WebSocket's), one at a time.
 // Sendable: every mutable property is touched only on `queue`.
 final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
@@ -23,6 +26,8 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private let queue: DispatchQueue
     private var easy: LibCurl.Handle?
     private var connector: CurlSocketConnector?
+    /// The socket once handed over by libcurl (a plain connection), else -1.
+    private var socket: Int32 = -1
     private var reader: DispatchSourceRead?
     private var writer: DispatchSourceWrite?
     private var isWriterRunning = false
@@ -30,9 +35,6 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private var pending: [(bytes: Data, offset: Int, written: @Sendable (URLError?) -> Void)] = []
     private var events: (@Sendable (WebSocketStreamEvent) -> Void)?
     private var hasEnded = false
-    /// The most bytes read at once, into a buffer that lives only while reading: an idle socket
-    /// holds none.
-    private static let readSize = 64 << 10
 
     init(curl: LibCurl, settings: CurlSettings, url: URL, connectTimeout: TimeInterval, queue: DispatchQueue) {
         self.curl = curl
@@ -70,9 +72,29 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
         guard !hasEnded else { return }
         guard code == 0 else { return end(curl.urlError(code, detail: "connecting to \(url.host ?? "the server")")) }
         guard socket >= 0 else { return end(URLError(.cannotConnectToHost)) }
+        guard isPlain, let connector else { return start(socket) }
+        self.connector = nil
+        easy = nil
+        connector.handOver(socket) { socket in
+            guard !self.hasEnded else { return closeDescriptor(socket) }
+            self.socket = socket
+            self.start(socket)
+        }
+    }
+
+    private func start(_ socket: Int32) {
         startSources(socket)
         events?(.opened)
         readAvailable()  // TLS may already hold bytes the socket will not signal again
+    }
+
+    /// Whether the connection carries the WebSocket's bytes as they are: `ws`, and no TLS to a proxy.
+    private var isPlain: Bool {
+        guard url.scheme == "http" else { return false }
+        guard case .environment = settings.proxy.kind else { return true }
+        // libcurl takes an `http` URL's proxy from these; an `https://` one is TLS to the proxy.
+        let environment = ProcessInfo.processInfo.environment
+        return !["http_proxy", "all_proxy", "ALL_PROXY"].contains { environment[$0]?.lowercased().hasPrefix("https://") == true }
     }
 
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void) {
@@ -112,29 +134,73 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
 
     /// Reads until libcurl has nothing more (`CURLE_AGAIN`), reporting each piece.
     private func readAvailable() {
-        guard let easy, !hasEnded, !isReaderPaused else { return }
-        withUnsafeTemporaryAllocation(byteCount: Self.readSize, alignment: 16) { buffer in
+        guard easy != nil || socket >= 0, !hasEnded, !isReaderPaused else { return }
+        SocketReadBuffers.borrow { buffer in
             while !hasEnded, !isReaderPaused {
-                var count = 0
-                let code = curl.easyRecv(easy, buffer.baseAddress, buffer.count, &count)
-                if code == LibCurl.again { return }
-                guard code == 0 else { return end(curl.urlError(code, detail: "reading the WebSocket")) }
-                guard count > 0 else { return end(nil) }  // the server closed the connection
-                events?(.received(Data(bytes: buffer.baseAddress!, count: count)))
+                switch receive(into: buffer) {
+                case .again: return
+                case .failed(let error): return end(error)
+                case .done(0): return end(nil)  // the server closed the connection
+                case .done(let count): events?(.received(Data(bytes: buffer.baseAddress!, count: count)))
+                }
             }
         }
     }
 
+    /// What one read or write did.
+    private enum Outcome {
+        case done(Int), again, failed(URLError)
+    }
+
+    private func receive(into buffer: UnsafeMutableRawBufferPointer) -> Outcome {
+        if let easy {
+            var count = 0
+            let code = curl.easyRecv(easy, buffer.baseAddress, buffer.count, &count)
+            if code == LibCurl.again { return .again }
+            return code == 0 ? .done(count) : .failed(curl.urlError(code, detail: "reading the WebSocket"))
+        }
+        while true {
+            let count = recv(socket, buffer.baseAddress, buffer.count, 0)
+            if count >= 0 { return .done(count) }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .again : .failed(Self.socketError("reading the WebSocket"))
+        }
+    }
+
+    private func transmit(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+        if let easy {
+            var count = 0
+            let code = curl.easySend(easy, bytes.baseAddress, bytes.count, &count)
+            if code == LibCurl.again { return .again }
+            return code == 0 ? .done(count) : .failed(curl.urlError(code, detail: "writing the WebSocket"))
+        }
+        while true {
+            let count = send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count >= 0 { return .done(count) }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .again : .failed(Self.socketError("writing the WebSocket"))
+        }
+    }
+
+    /// The error a failed `recv` or `send` left in `errno`, in URLSession's terms.
+    private static func socketError(_ doing: String) -> URLError {
+        let code = errno
+        let reason = String(cString: strerror(code))
+        let kind: URLError.Code = code == ETIMEDOUT ? .timedOut : .networkConnectionLost
+        return URLError(kind, userInfo: [NSLocalizedDescriptionKey: "\(doing): \(reason)"])
+    }
+
     /// Writes what is pending until done or the socket is full; waits for room in the latter case.
     private func flush() {
-        guard let easy, !hasEnded else { return }
+        guard easy != nil || socket >= 0, !hasEnded else { return }
         while let first = pending.first {
-            var count = 0
-            let code = first.bytes.withUnsafeBytes { bytes in
-                curl.easySend(easy, bytes.baseAddress.map { $0 + first.offset }, bytes.count - first.offset, &count)
+            let outcome = first.bytes.withUnsafeBytes { transmit(UnsafeRawBufferPointer(rebasing: $0[first.offset...])) }
+            let count: Int
+            switch outcome {
+            case .again: return waitForRoom(true)
+            case .failed(let error): return end(error)
+            case .done(let done): count = done
             }
-            if code == LibCurl.again { return waitForRoom(true) }
-            guard code == 0 else { return end(curl.urlError(code, detail: "writing the WebSocket")) }
             if first.offset + count < first.bytes.count {
                 pending[0].offset += count
                 continue
@@ -161,28 +227,42 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
         pending = []
         for write in unwritten { write.written(error ?? URLError(.networkConnectionLost)) }
         let connector = self.connector
-        (self.connector, self.easy) = (nil, nil)
+        let socket = self.socket
+        (self.connector, self.easy, self.socket) = (nil, nil, -1)
+        let release = {
+            connector?.release()
+            if socket >= 0 { closeDescriptor(socket) }
+        }
         let sources: [any DispatchSourceProtocol] = [reader, writer].compactMap { $0 }
         if isReaderPaused { reader?.resume() }
         if !isWriterRunning { writer?.resume() }
-        // Releasing the handle closes the socket: only after both sources let go of it (their
-        // cancel handlers run on `queue`).
+        // Releasing the handle (or closing a handed-over socket) only after both sources let go
+        // of it (their cancel handlers run on `queue`).
         let remaining = Locked(sources.count)
         for source in sources {
             source.setCancelHandler {
                 if remaining.withLock({
                     $0 -= 1; return $0
                 }) == 0 {
-                    connector?.release()
+                    release()
                 }
             }
             source.cancel()
         }
-        if sources.isEmpty { connector?.release() }
+        if sources.isEmpty { release() }
         reader = nil
         writer = nil
         if report { events?(.ended(error)) }
         events = nil
     }
+}
+
+/// Closes a socket Tern owns.
+private func closeDescriptor(_ socket: Int32) {
+    #if canImport(Glibc)
+    _ = Glibc.close(socket)
+    #else
+    _ = Musl.close(socket)
+    #endif
 }
 #endif
