@@ -49,17 +49,25 @@ enum WebSocketBench {
             "| workload | metric | Tern | websockets (Python) | Tern, minimal server | TCP, Tern's stream | TCP, blocking "
                 + "| Tern / websockets | Tern / Tern's stream |")
         print("|---|---|---|---|---|---|---|---|---|")
+        var cpuRows: [String] = []
         for workload in workloads {
             var tern: [Double] = [], python: [Double] = [], minimal: [Double] = [], stream: [Double] = [], floor: [Double] = []
+            var minimalCPU: [Double] = [], streamCPU: [Double] = []
             for round in 0..<rounds {
                 // Interleaved, the order turning each round, so that drift falls on all five.
                 let order = round.isMultiple(of: 2) ? [0, 1, 2, 3, 4] : [4, 3, 2, 1, 0]
                 for which in order {
                     switch which {
-                    case 0: tern.append(try await echo(client, setup.url, workload))
+                    case 0: tern.append(try await echo(client, setup.url, workload).seconds)
                     case 1: python.append(try pythonEcho(setup, workload))
-                    case 2: minimal.append(try await echo(client, setup.minimalURL, workload))
-                    case 3: stream.append(try await streamEcho(port: setup.tcpPort, workload))
+                    case 2:
+                        let timing = try await echo(client, setup.minimalURL, workload)
+                        minimal.append(timing.seconds)
+                        minimalCPU.append(timing.cpu)
+                    case 3:
+                        let timing = try await streamEcho(port: setup.tcpPort, workload)
+                        stream.append(timing.seconds)
+                        streamCPU.append(timing.cpu)
                     default: floor.append(try await tcpEcho(port: setup.tcpPort, workload))
                     }
                 }
@@ -73,6 +81,10 @@ enum WebSocketBench {
             print(
                 "| \(workload.name) | \(metric) | \(format(t)) | \(format(p)) | \(format(m)) | \(format(s)) | \(format(f)) | "
                     + String(format: "%.2f | %.2f |", t / p, m / s))
+            let messages = Double(workload.sockets * workload.count)
+            let (cpuMinimal, cpuStream) = (minimalCPU.median / messages * 1e6, streamCPU.median / messages * 1e6)
+            cpuRows.append(
+                "| \(workload.name) | \(format(cpuMinimal)) | \(format(cpuStream)) | " + String(format: "%.2f |", cpuStream / cpuMinimal))
             log(
                 "\(workload.name) seconds: tern \(tern.map(format)), python \(python.map(format)), "
                     + "minimal \(minimal.map(format)), stream \(stream.map(format)), blocking \(floor.map(format))")
@@ -81,10 +93,16 @@ enum WebSocketBench {
         print("| ws-idle-1000 | KB per open idle socket (opened one after another) | \(oneByOne) | | | | | | |")
         let atOnce = try runIdleChild(setup.url, count: 1_000, atOnce: true)
         print("| ws-idle-1000-at-once | KB per open idle socket (1,000 opened at once) | \(atOnce) | | | | | | |")
+        // What this process spent per message: the floor's servers are other processes, so this
+        // is Tern's own cost with the server's left out.
+        print("\n| workload | Tern's CPU µs per round trip, minimal server | TCP, Tern's stream | stream / WebSocket |")
+        print("|---|---|---|---|")
+        for row in cpuRows { print(row) }
     }
 
-    /// Seconds for Tern's sockets to echo the workload (opening them is not timed).
-    static func echo(_ client: Client, _ url: String, _ workload: Workload) async throws -> Double {
+    /// Seconds for Tern's sockets to echo the workload (opening them is not timed), and the CPU
+    /// seconds this process spent meanwhile (the servers are other processes).
+    static func echo(_ client: Client, _ url: String, _ workload: Workload) async throws -> (seconds: Double, cpu: Double) {
         let payload = Data((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
         var sockets: [WebSocket] = []
         for _ in 0..<workload.sockets {
@@ -92,7 +110,7 @@ enum WebSocketBench {
             try await socket.opened()
             sockets.append(socket)
         }
-        let started = now()
+        let (started, cpuStarted) = (now(), cpuSeconds())
         try await withThrowingTaskGroup(of: Void.self) { group in
             for socket in sockets {
                 group.addTask {
@@ -107,19 +125,20 @@ enum WebSocketBench {
             }
             try await group.waitForAll()
         }
-        let elapsed = now() - started
+        let (elapsed, cpu) = (now() - started, cpuSeconds() - cpuStarted)
         for socket in sockets { socket.close() }
         for socket in sockets { _ = await socket.ended() }
-        return elapsed
+        return (elapsed, cpu)
     }
 
-    /// Seconds for Tern's byte streams (`StreamEcho`) to echo the same bytes over plain TCP.
-    static func streamEcho(port: Int32, _ workload: Workload) async throws -> Double {
+    /// Seconds for Tern's byte streams (`StreamEcho`) to echo the same bytes over plain TCP, and
+    /// the CPU seconds this process spent meanwhile.
+    static func streamEcho(port: Int32, _ workload: Workload) async throws -> (seconds: Double, cpu: Double) {
         var echoes: [StreamEcho] = []
         for _ in 0..<workload.sockets { echoes.append(try await StreamEcho.open(port: port)) }
         defer { echoes.forEach { $0.close() } }
         let payload = Data((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
-        let started = now()
+        let (started, cpuStarted) = (now(), cpuSeconds())
         let failures = await withTaskGroup(of: Int.self) { group in
             for echo in echoes {
                 group.addTask {
@@ -131,9 +150,9 @@ enum WebSocketBench {
             }
             return await group.reduce(0, +)
         }
-        let elapsed = now() - started
+        let (elapsed, cpu) = (now() - started, cpuSeconds() - cpuStarted)
         guard failures == 0 else { throw URLError(.networkConnectionLost) }
-        return elapsed
+        return (elapsed, cpu)
     }
 
     /// Seconds for blocking TCP sockets (a thread each) to echo the same bytes.
