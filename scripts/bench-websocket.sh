@@ -2,7 +2,8 @@
 # tern-bench's WebSocket rows: builds it in release mode, starts the `websockets` echo server
 # (scripts/websocket_server.py) and the floor's echo servers (scripts/echo_servers.py: plain TCP and
 # a minimal WebSocket echo) on free 127.0.0.1 ports, runs `tern-bench --websocket` against them, and stops them. Arguments
-# (--rounds 7, --quick) go to tern-bench. Prints a Markdown table; progress goes to stderr.
+# (--rounds 7, --quick) go to tern-bench. Prints Markdown tables (rates, idle memory, then Tern's CPU per
+# round trip against the floor's); progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
