@@ -153,41 +153,38 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     }
 
     private func receive(into buffer: UnsafeMutableRawBufferPointer) -> Outcome {
-        if let easy {
-            var count = 0
-            let code = curl.easyRecv(easy, buffer.baseAddress, buffer.count, &count)
-            if code == LibCurl.again { return .again }
-            return code == 0 ? .done(count) : .failed(curl.urlError(code, detail: "reading the WebSocket"))
-        }
-        while true {
-            let count = recv(socket, buffer.baseAddress, buffer.count, 0)
-            if count >= 0 { return .done(count) }
-            if errno == EINTR { continue }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? .again : .failed(Self.socketError("reading the WebSocket"))
-        }
+        let doing = "reading the WebSocket"
+        if let easy { return curlOutcome(doing) { curl.easyRecv(easy, buffer.baseAddress, buffer.count, &$0) } }
+        return Self.socketOutcome(doing) { recv(socket, buffer.baseAddress, buffer.count, 0) }
     }
 
     private func transmit(_ bytes: UnsafeRawBufferPointer) -> Outcome {
-        if let easy {
-            var count = 0
-            let code = curl.easySend(easy, bytes.baseAddress, bytes.count, &count)
-            if code == LibCurl.again { return .again }
-            return code == 0 ? .done(count) : .failed(curl.urlError(code, detail: "writing the WebSocket"))
-        }
-        while true {
-            let count = send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            if count >= 0 { return .done(count) }
-            if errno == EINTR { continue }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? .again : .failed(Self.socketError("writing the WebSocket"))
-        }
+        let doing = "writing the WebSocket"
+        if let easy { return curlOutcome(doing) { curl.easySend(easy, bytes.baseAddress, bytes.count, &$0) } }
+        return Self.socketOutcome(doing) { send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// The error a failed `recv` or `send` left in `errno`, in URLSession's terms.
-    private static func socketError(_ doing: String) -> URLError {
-        let code = errno
-        let reason = String(cString: strerror(code))
-        let kind: URLError.Code = code == ETIMEDOUT ? .timedOut : .networkConnectionLost
-        return URLError(kind, userInfo: [NSLocalizedDescriptionKey: "\(doing): \(reason)"])
+    /// What a `curl_easy_recv` or `curl_easy_send` call did: it returns libcurl's code and sets
+    /// the count.
+    private func curlOutcome(_ doing: String, _ call: (inout Int) -> Int32) -> Outcome {
+        var count = 0
+        let code = call(&count)
+        if code == LibCurl.again { return .again }
+        return code == 0 ? .done(count) : .failed(curl.urlError(code, detail: doing))
+    }
+
+    /// What a `recv` or `send` call did (it returns the count, or -1 with `errno` set), tried again
+    /// when a signal interrupted it; a failure in URLSession's terms.
+    private static func socketOutcome(_ doing: String, _ call: () -> Int) -> Outcome {
+        while true {
+            let count = call()
+            if count >= 0 { return .done(count) }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return .again }
+            let kind: URLError.Code = code == ETIMEDOUT ? .timedOut : .networkConnectionLost
+            return .failed(URLError(kind, userInfo: [NSLocalizedDescriptionKey: "\(doing): \(String(cString: strerror(code)))"]))
+        }
     }
 
     /// Writes what is pending until done or the socket is full; waits for room in the latter case.

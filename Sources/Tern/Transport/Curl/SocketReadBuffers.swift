@@ -12,8 +12,8 @@ enum SocketReadBuffers {
     /// How many idle buffers are kept; more are freed when given back.
     private static let kept = 8
 
+    // Sendable: a buffer is used by one borrower at a time, handed over through `idle`'s lock.
     private struct Buffer: @unchecked Sendable {
-        // Sendable: a buffer is used by one borrower at a time, handed over through the lock.
         let pointer: UnsafeMutableRawBufferPointer
     }
 
