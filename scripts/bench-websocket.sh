@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # tern-bench's WebSocket rows: builds it in release mode, starts the `websockets` echo server
-# (scripts/websocket_server.py) and the floor's echo servers (scripts/echo_servers.py: plain TCP and
-# a minimal WebSocket echo) on free 127.0.0.1 ports, runs `tern-bench --websocket` against them, and stops them. Arguments
-# (--rounds 7, --quick) go to tern-bench. Prints Markdown tables (rates, idle memory, then Tern's CPU per
-# round trip against the floor's); progress goes to stderr.
+# (scripts/websocket_server.py) and the floor's echo servers (`tern-bench --echo-servers`: a plain
+# TCP echo and a minimal WebSocket echo on one compiled poll loop) on free 127.0.0.1 ports, runs
+# `tern-bench --websocket` against them, and stops them. Arguments (--rounds 7, --quick) go to
+# tern-bench. TERN_BENCH_BIN=path measures another build of tern-bench as the client (the servers
+# stay this tree's). Prints Markdown tables (rates, idle memory, then Tern's CPU per round trip
+# against the floor's); progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/install.sh
 test_python_env
+
+echo "== building tern-bench (release)" >&2
+swift build -c release --product tern-bench >&2
+servers=.build/release/tern-bench
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -27,7 +33,7 @@ websocket_port=$(free_port)
 pids+=($!)
 tcp_port=$(free_port)
 minimal_port=$(free_port)
-"$python" scripts/echo_servers.py --port "$tcp_port" --websocket-port "$minimal_port" >"$logs/echo.log" 2>&1 &
+"$servers" --echo-servers "$tcp_port" "$minimal_port" >"$logs/echo.log" 2>&1 &
 pids+=($!)
 for port in "$websocket_port" "$tcp_port" "$minimal_port"; do
     for _ in $(seq 1 100); do
@@ -41,11 +47,7 @@ for port in "$websocket_port" "$tcp_port" "$minimal_port"; do
     exit 1
 done
 
-bin=${TERN_BENCH_BIN:-.build/release/tern-bench}
-if [ -z "${TERN_BENCH_BIN:-}" ]; then
-    echo "== building tern-bench (release)" >&2
-    swift build -c release --product tern-bench >&2
-fi
+bin=${TERN_BENCH_BIN:-$servers}
 echo "== websockets $("$python" -c 'import websockets; print(websockets.__version__)') and a TCP echo on 127.0.0.1; $(nproc) cores; $bin" >&2
 "$bin" --websocket "ws://127.0.0.1:$websocket_port/echo" --tcp-port "$tcp_port" \
     --minimal-websocket "ws://127.0.0.1:$minimal_port/echo" --python "$python" \

@@ -10,9 +10,9 @@ import Darwin
 
 /// `tern-bench --websocket`: Tern's WebSockets against the `websockets` package's client (Python)
 /// on the same echo server; and Tern's WebSockets on a minimal WebSocket echo server against the
-/// floor, the same bytes echoed by a plain TCP server written the same way (scripts/echo_servers.py):
-/// through Tern's own byte stream (the connection and loop a WebSocket runs on, without the
-/// protocol) and by blocking sockets (no event loop at all) — in interleaved rounds; then the
+/// floor, the same bytes echoed by a plain TCP server on the same loop (`EchoServers`): through
+/// Tern's own byte stream (the connection and loop a WebSocket runs on, without the protocol)
+/// and by blocking sockets (no event loop at all) — in interleaved rounds; then the
 /// memory of an idle open socket, 1,000 open in a child process. Run it with
 /// scripts/bench-websocket.sh, which starts the servers.
 enum WebSocketBench {

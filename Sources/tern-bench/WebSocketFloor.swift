@@ -15,16 +15,20 @@ final class StreamEcho: Sendable {
     }
 
     private let stream: any WebSocketByteStream
+    private let queue: DispatchQueue
     private let state = Locked(State())
 
-    private init(stream: any WebSocketByteStream) { self.stream = stream }
+    private init(stream: any WebSocketByteStream, queue: DispatchQueue) {
+        self.stream = stream
+        self.queue = queue
+    }
 
     /// A connected stream to the plain TCP echo server on `port`.
     static func open(port: Int32) async throws -> StreamEcho {
         let url = URL(string: "http://127.0.0.1:\(port)/")!
         let queue = DispatchQueue(label: "tern-bench.StreamEcho")
         let made = WebSocketStreams.make(to: url, settings: TransportSettings(), connectTimeout: 10, queue: queue)
-        let echo = StreamEcho(stream: try made.get())
+        let echo = StreamEcho(stream: try made.get(), queue: queue)
         let opened = await withCheckedContinuation { continuation in
             echo.state.withLock { $0.opened = continuation }
             echo.stream.open { event in echo.handle(event) }
@@ -43,7 +47,8 @@ final class StreamEcho: Sendable {
                 return nil
             }
             if let now { return continuation.resume(returning: now) }
-            stream.write(payload) { _ in }
+            // Written on the stream's queue, as a WebSocket writes.
+            queue.async { self.stream.write(payload) { _ in } }
         }
     }
 

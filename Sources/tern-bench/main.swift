@@ -46,6 +46,8 @@ struct Options {
     var webSocketIdleChild: String?
     /// The idle child opens its sockets all at once, not each after the one before has opened.
     var openAtOnce = false
+    /// `--echo-servers TCP_PORT WS_PORT`: serve the WebSocket floor's echo servers until killed.
+    var echoServers: (tcp: UInt16, webSocket: UInt16)?
 
     init(_ arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -79,6 +81,9 @@ struct Options {
             case "--ws-client": webSocketClient = iterator.next() ?? webSocketClient
             case "--ws-idle-child": webSocketIdleChild = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--at-once": openAtOnce = true
+            case "--echo-servers":
+                echoServers = (UInt16(iterator.next() ?? "") ?? 0, UInt16(iterator.next() ?? "") ?? 0)
+                baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-only": cache = true; cacheOnly = iterator.next(); baseURL = baseURL.isEmpty ? "-" : baseURL
             default:
                 FileHandle.standardError.write(Data("tern-bench: unknown argument \(argument)\n".utf8))
@@ -112,6 +117,10 @@ if options.micro {
 }
 
 // WebSocket rows: echo rates against the websockets client and a TCP floor, idle memory.
+if let ports = options.echoServers {
+    log(EchoServers.run(tcpPort: ports.tcp, webSocketPort: ports.webSocket))
+    exit(1)
+}
 if let url = options.webSocketIdleChild {
     await WebSocketBench.idleChild(url, count: options.count ?? 1_000, atOnce: options.openAtOnce)
     exit(0)

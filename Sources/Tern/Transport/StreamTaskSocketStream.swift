@@ -67,14 +67,12 @@ final class StreamTaskSocketStream: NSObject, WebSocketByteStream, URLSessionTas
     }
 
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void) {
-        queue.async { [self] in
-            guard let task, !hasEnded else { return written(URLError(.networkConnectionLost)) }
-            task.write(bytes, timeout: writeTimeout) { error in
-                self.queue.async {
-                    let failure = error.map { self.pinFailure ?? Self.urlError($0) }
-                    written(failure)
-                    if let failure { self.end(failure) }
-                }
+        guard let task, !hasEnded else { return written(URLError(.networkConnectionLost)) }
+        task.write(bytes, timeout: writeTimeout) { error in
+            self.queue.async {
+                let failure = error.map { self.pinFailure ?? Self.urlError($0) }
+                written(failure)
+                if let failure { self.end(failure) }
             }
         }
     }

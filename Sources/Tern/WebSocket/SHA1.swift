@@ -2,9 +2,10 @@ import Foundation
 
 /// SHA-1 (FIPS 180-4), for one thing only: the WebSocket handshake's `Sec-WebSocket-Accept`
 /// (RFC 6455 §4.2.2), which is defined with it. Not for anything that needs a secure hash.
-enum SHA1 {
+/// Package-visible for tern-bench's WebSocket echo server.
+package enum SHA1 {
     /// The 20-byte digest of `message`.
-    static func digest(_ message: [UInt8]) -> [UInt8] {
+    package static func digest(_ message: [UInt8]) -> [UInt8] {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
         var padded = message
         padded.append(0x80)

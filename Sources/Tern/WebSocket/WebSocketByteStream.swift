@@ -2,14 +2,15 @@ import Foundation
 
 /// A connection a WebSocket reads and writes itself: TCP, TLS for `wss`, through the client's
 /// proxy, with the client's TLS settings. Each transport gives one (`WebSocketStreams`).
-/// Thread safety: its methods may be called from any thread; its events come one at a time, in
-/// order, on the queue it was made with (the WebSocket's). Package-visible for tern-bench's TCP
+/// Thread safety: `write` is called on the queue it was made with (the WebSocket's), its other
+/// methods from any thread; its events come one at a time, in order, on that queue. Package-visible for tern-bench's TCP
 /// floor, which echoes plain bytes over the same stream.
 package protocol WebSocketByteStream: AnyObject, Sendable {
     /// Connects, then reports: `.opened`, `.received` as bytes arrive, and `.ended` once.
     func open(events: @escaping @Sendable (WebSocketStreamEvent) -> Void)
     /// Writes `bytes` after what was written before; `written` runs once they are all handed to
-    /// the connection (or with the error that stopped them).
+    /// the connection (or with the error that stopped them). Called on the stream's queue, where
+    /// the WebSocket's protocol runs: the write starts there and then, without another hop.
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void)
     /// Stops (or resumes) reading: a consumer that does not keep up holds the connection back.
     func setReadingPaused(_ paused: Bool)

@@ -252,25 +252,19 @@ final class WebSocketConnection: @unchecked Sendable {
 
     private func writeControl(_ opcode: WebSocketFrame.Opcode, _ payload: Data) {
         let frame = WebSocketFrame(isFinal: true, opcode: opcode, payload: payload.prefix(125))
-        stream.write(frame.encoded(mask: .random(in: .min ... .max))) { _ in }
+        stream.write(frame.encoded(mask: WebSocketMaskKeys.next())) { _ in }
     }
 
     /// `payload` as frames of at most `fragmentSize` bytes, each with its own mask.
     static func frames(_ opcode: WebSocketFrame.Opcode, _ payload: Data) -> Data {
-        guard payload.count > fragmentSize else {
-            return WebSocketFrame(isFinal: true, opcode: opcode, payload: payload).encoded(mask: .random(in: .min ... .max))
-        }
-        var out = Data()
+        var fragments: [(isFinal: Bool, opcode: WebSocketFrame.Opcode, payload: Data.SubSequence)] = []
         var start = payload.startIndex
-        while start < payload.endIndex {
+        repeat {
             let end = min(start + fragmentSize, payload.endIndex)
-            let frame = WebSocketFrame(
-                isFinal: end == payload.endIndex, opcode: start == payload.startIndex ? opcode : .continuation,
-                payload: payload[start..<end])
-            out.append(frame.encoded(mask: .random(in: .min ... .max)))
+            fragments.append((end == payload.endIndex, start == payload.startIndex ? opcode : .continuation, payload[start..<end]))
             start = end
-        }
-        return out
+        } while start < payload.endIndex
+        return WebSocketFrame.encode(fragments, masks: WebSocketMaskKeys.next)
     }
 
     static func closePayload(_ code: WebSocketCloseCode, _ reason: String) -> Data {

@@ -19,42 +19,99 @@ struct WebSocketFrame: Sendable, Equatable {
     /// The bytes of this frame as a client sends it: masked with `mask` (§5.3; a fresh, random
     /// key per frame), its length in the shortest of the three forms.
     func encoded(mask: UInt32) -> Data {
-        let count = payload.count
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(count + 14)
-        bytes.append((isFinal ? 0x80 : 0) | opcode.rawValue)
-        switch count {
-        case 0...125:
-            bytes.append(0x80 | UInt8(count))
-        case 126...0xFFFF:
-            bytes.append(0x80 | 126)
-            bytes.append(UInt8(count >> 8))
-            bytes.append(UInt8(truncatingIfNeeded: count))
-        default:
-            bytes.append(0x80 | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: UInt64(count) >> UInt64(shift))) }
-        }
-        let key = [
-            UInt8(mask >> 24), UInt8(truncatingIfNeeded: mask >> 16), UInt8(truncatingIfNeeded: mask >> 8), UInt8(truncatingIfNeeded: mask),
-        ]
-        bytes.append(contentsOf: key)
-        let start = bytes.count
-        bytes.append(contentsOf: payload)
-        bytes.withUnsafeMutableBytes { Self.apply(key, to: UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
-        return Data(bytes)
+        Self.encode([(isFinal, opcode, payload[...])], masks: { mask })
     }
 
-    /// XORs `payload` with the four `key` bytes repeated: eight bytes at a time (the key twice, in
-    /// memory order), then the tail byte by byte — a megabyte is masked in a blink, even unoptimised.
-    private static func apply(_ key: [UInt8], to payload: UnsafeMutableRawBufferPointer) {
-        guard let base = payload.baseAddress else { return }
-        let word = (key + key).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        let words = payload.count / 8
+    /// `fragments` as the frames a client sends, one after another in one allocation: each masked
+    /// with a key from `masks` while its payload is copied in (one pass over the bytes).
+    static func encode(_ fragments: [(isFinal: Bool, opcode: Opcode, payload: Data.SubSequence)], masks: () -> UInt32) -> Data {
+        let total = fragments.reduce(0) { $0 + headerSize(forPayload: $1.payload.count) + $1.payload.count }
+        // Out of memory traps here as every Swift allocation does.
+        guard let base = malloc(total) else { preconditionFailure("no memory for a WebSocket frame of \(total) bytes") }
+        var offset = 0
+        for fragment in fragments {
+            let count = fragment.payload.count
+            let mask = masks()
+            base.storeBytes(of: (fragment.isFinal ? 0x80 : 0) | fragment.opcode.rawValue, toByteOffset: offset, as: UInt8.self)
+            offset += 1
+            // The length: in the second byte, or 126 / 127 there and 2 / 8 bytes after it.
+            let (marker, lengthBytes): (UInt8, Int) = count <= 125 ? (UInt8(count), 0) : count <= 0xFFFF ? (126, 2) : (127, 8)
+            base.storeBytes(of: 0x80 | marker, toByteOffset: offset, as: UInt8.self)
+            offset += 1
+            for index in 0..<lengthBytes {
+                let shift = UInt64((lengthBytes - 1 - index) * 8)
+                base.storeBytes(of: UInt8(truncatingIfNeeded: UInt64(count) >> shift), toByteOffset: offset + index, as: UInt8.self)
+            }
+            offset += lengthBytes
+            // The key in network order, then the payload XOR the key repeated.
+            base.storeBytes(of: mask.bigEndian, toByteOffset: offset, as: UInt32.self)
+            offset += 4
+            fragment.payload.withUnsafeBytes { source in
+                maskedCopy(source, to: UnsafeMutableRawBufferPointer(start: base + offset, count: count), key: mask)
+            }
+            offset += count
+        }
+        return Data(bytesNoCopy: base, count: total, deallocator: .free)
+    }
+
+    /// The bytes a frame's header takes before a payload of `count` bytes: the first two, the
+    /// extended length, and the key.
+    static func headerSize(forPayload count: Int) -> Int {
+        switch count {
+        case 0...125: 6
+        case 126...0xFFFF: 8
+        default: 14
+        }
+    }
+
+    /// `source` XOR the key (in network order, repeated) into `target`: eight bytes at a time,
+    /// then the tail byte by byte — a megabyte is masked in a blink, even unoptimised.
+    private static func maskedCopy(_ source: UnsafeRawBufferPointer, to target: UnsafeMutableRawBufferPointer, key: UInt32) {
+        guard let from = source.baseAddress, let to = target.baseAddress else { return }
+        let key = key.bigEndian
+        // The key twice, in memory order.
+        let word = UInt64(key) | UInt64(key) << 32
+        let words = source.count / 8
         for index in 0..<words {
             let offset = index * 8
-            base.storeBytes(of: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ word, toByteOffset: offset, as: UInt64.self)
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ word, toByteOffset: offset, as: UInt64.self)
         }
-        for index in words * 8..<payload.count { payload[index] ^= key[index & 3] }
+        for index in words * 8..<source.count { target[index] = source[index] ^ withUnsafeBytes(of: key) { $0[index & 3] } }
+    }
+}
+
+/// Fresh masking keys for the frames a client sends (RFC 6455 §5.3: unpredictable, from a strong
+/// source of entropy): the operating system's random generator, read a few kilobytes at a time
+/// on Linux, where each of its calls is a system call.
+/// Thread safety: safe to use from any thread (one lock).
+enum WebSocketMaskKeys {
+    private static let keys = Locked((buffer: [UInt32](), next: 0))
+
+    /// A key no frame has used.
+    static func next() -> UInt32 {
+        keys.withLock { keys in
+            if keys.next == keys.buffer.count {
+                keys.buffer = fresh()
+                keys.next = 0
+            }
+            defer { keys.next += 1 }
+            return keys.buffer[keys.next]
+        }
+    }
+
+    private static func fresh() -> [UInt32] {
+        #if os(Linux) || os(Android)
+        if let handle = FileHandle(forReadingAtPath: "/dev/urandom") {
+            let bytes = handle.readData(ofLength: 4_096)
+            handle.closeFile()
+            if bytes.count == 4_096 {
+                return bytes.withUnsafeBytes { raw in (0..<1_024).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self) } }
+            }
+        }
+        #endif
+        // Apple's generator does not enter the kernel for each call.
+        var generator = SystemRandomNumberGenerator()
+        return (0..<64).map { _ in UInt32.random(in: .min ... .max, using: &generator) }
     }
 }
 

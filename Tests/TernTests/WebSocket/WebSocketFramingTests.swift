@@ -59,6 +59,34 @@ import Testing
         #expect(zip(masked, payload).enumerated().allSatisfy { $0.element.0 ^ key[$0.offset & 3] == $0.element.1 })
     }
 
+    // §5.3: a fresh key per frame, across the refills of the keys read from the system a few
+    // kilobytes at a time; and a message over the fragment size goes out as fragments, each
+    // with its own key, decoding to the message.
+    @Test func everyFrameHasAFreshKeyAndFragmentsReassemble() throws {
+        let keys = (0..<5_000).map { _ in WebSocketMaskKeys.next() }
+        #expect(Set(keys).count >= 4_995)
+        let payload = Data((0..<(WebSocketConnection.fragmentSize * 2 + 5)).map { UInt8(truncatingIfNeeded: $0 % 253) })
+        var bytes = [UInt8](WebSocketConnection.frames(.binary, payload))
+        #expect(bytes.count == 2 * 14 + 6 + payload.count)
+        // Unmasked as a server reads them: the opcodes (binary, continuation, continuation; the
+        // last final) and the payload back in one piece.
+        var offset = 0
+        var unmasked = Data()
+        var opcodes: [UInt8] = []
+        while offset < bytes.count {
+            opcodes.append(bytes[offset])
+            let isLong = bytes[offset + 1] & 0x7F == 127
+            let length = isLong ? (0..<8).reduce(0) { $0 << 8 | Int(bytes[offset + 2 + $1]) } : Int(bytes[offset + 1] & 0x7F)
+            let start = offset + (isLong ? 14 : 6)
+            let key = Array(bytes[(start - 4)..<start])
+            for index in 0..<length { bytes[start + index] ^= key[index & 3] }
+            unmasked.append(contentsOf: bytes[start..<(start + length)])
+            offset = start + length
+        }
+        #expect(opcodes == [0x02, 0x00, 0x80])
+        #expect(unmasked == payload)
+    }
+
     // §5.7: the unmasked examples a server sends, in one frame and fragmented, with a ping between.
     @Test func serverFramesAreReadWholeFragmentedAndInterleaved() throws {
         #expect(try Self.read([0x81, 0x05, 0x48, 0x65, 0x6C, 0x6C, 0x6F]) == [.message(.text("Hello"))])

@@ -98,11 +98,10 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     }
 
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void) {
-        queue.async { [self] in
-            guard !hasEnded else { return written(URLError(.networkConnectionLost)) }
-            pending.append((bytes, 0, written))
-            flush()
-        }
+        guard !hasEnded else { return written(URLError(.networkConnectionLost)) }
+        pending.append((bytes, 0, written))
+        // While the socket is full, the writer's source flushes once it has room.
+        if !isWriterRunning { flush() }
     }
 
     func setReadingPaused(_ paused: Bool) {
