@@ -132,16 +132,31 @@ struct WebSocketFrameReader: Sendable {
     let maximumFrameSize: Int
     private var buffer: [UInt8] = []
     private var consumed = 0
+    /// A large frame whose header has been read: its payload is collected here as it arrives,
+    /// straight into the buffer it is handed over in, not through `buffer`.
+    private var collecting: (isFinal: Bool, opcode: WebSocketFrame.Opcode, payload: Data, length: Int)?
+    /// Frames at least this large are collected in their own buffer.
+    static let collectedFrameSize = 1 << 16
 
     init(maximumFrameSize: Int) {
         self.maximumFrameSize = maximumFrameSize
     }
 
     /// Bytes received and not yet read as frames.
-    var bufferedCount: Int { buffer.count - consumed }
+    var bufferedCount: Int { buffer.count - consumed + (collecting?.payload.count ?? 0) }
 
     /// Adds bytes received from the server.
     mutating func append(_ bytes: Data) {
+        var bytes = bytes[...]
+        if var frame = collecting, frame.payload.count < frame.length {
+            // Out of `collecting` while it grows, so that its payload is not copied on write.
+            collecting = nil
+            let taken = bytes.prefix(frame.length - frame.payload.count)
+            frame.payload.append(contentsOf: taken)
+            collecting = frame
+            bytes = bytes.dropFirst(taken.count)
+            if bytes.isEmpty { return }
+        }
         // Read frames leave the front: at once when nothing is left, in one move past 64 KB.
         if consumed > 0, consumed == buffer.count || consumed >= 1 << 16 {
             buffer.removeFirst(consumed)
@@ -152,6 +167,11 @@ struct WebSocketFrameReader: Sendable {
 
     /// The next complete frame, nil until one has fully arrived.
     mutating func next() throws(WebSocketViolation) -> WebSocketFrame? {
+        if let frame = collecting {
+            guard frame.payload.count == frame.length else { return nil }
+            collecting = nil
+            return WebSocketFrame(isFinal: frame.isFinal, opcode: frame.opcode, payload: frame.payload)
+        }
         let available = buffer.count - consumed
         guard available >= 2 else { return nil }
         let first = buffer[consumed], second = buffer[consumed + 1]
@@ -183,7 +203,15 @@ struct WebSocketFrameReader: Sendable {
             throw WebSocketViolation(code: .messageTooBig, reason: "a frame of \(length) bytes, over the limit of \(maximumFrameSize)")
         }
         let total = headerLength + Int(length)
-        guard available >= total else { return nil }
+        guard available >= total else {
+            if length >= Self.collectedFrameSize {
+                var payload = Data(capacity: Int(length))
+                payload.append(contentsOf: buffer[(consumed + headerLength)...])
+                consumed = buffer.count
+                collecting = (isFinal, opcode, payload, Int(length))
+            }
+            return nil
+        }
         let payload = Data(buffer[(consumed + headerLength)..<(consumed + total)])
         consumed += total
         return WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload)

@@ -103,6 +103,42 @@ import Testing
         #expect(try Self.read([0x81, 0x00, 0x01, 0x00, 0x00, 0x00, 0x80, 0x01, 0x41]) == [.message(.text("")), .message(.text("A"))])
     }
 
+    // A large frame's payload is gathered apart as it arrives: whatever the pieces it comes in
+    // (one byte, odd sizes, all at once), with a fragmented large message, a ping between
+    // fragments and small frames around it, what comes out is the same.
+    @Test(arguments: [1, 7_001, 65_536, 1 << 20])
+    func largeFramesReadTheSameInAnyPieces(pieceSize: Int) throws {
+        func frame(_ first: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            let count = payload.count
+            let length: [UInt8] =
+                count < 126
+                ? [UInt8(count)]
+                : count <= 0xFFFF
+                    ? [126, UInt8(count >> 8), UInt8(count & 0xFF)]
+                    : [127] + (0..<8).map { UInt8(truncatingIfNeeded: count >> (56 - $0 * 8)) }
+            return [first] + length + payload
+        }
+        let large = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 % 241) }
+        let bytes =
+            frame(0x81, Array("a".utf8)) + frame(0x82, large) + frame(0x02, Array(large[..<70_000])) + frame(0x89, [1])
+            + frame(0x80, Array(large[70_000...])) + frame(0x81, Array("z".utf8))
+        var reader = WebSocketMessageReader(maximumMessageSize: 1 << 20, maximumFrameSize: 1 << 20)
+        var out: [WebSocketMessageReader.Incoming] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + pieceSize, bytes.count)
+            reader.append(Data(bytes[start..<end]))
+            while let next = try reader.next() { out.append(next) }
+            start = end
+        }
+        #expect(out.count == 5)
+        #expect(
+            out == [
+                .message(.text("a")), .message(.data(Data(large))), .ping(Data([1])), .message(.data(Data(large))), .message(.text("z")),
+            ])
+        #expect(reader.bufferedCount == 0)
+    }
+
     // §5.2: reserved bits, reserved opcodes, masks from the server, control frame rules, lengths.
     @Test func malformedFramesAreProtocolErrors() {
         let cases: [(String, [UInt8])] = [
