@@ -44,11 +44,15 @@ final class WebSocketConnection: @unchecked Sendable {
     private let sendBuffer = Locked((bytes: 0, isOpen: false))
     /// How the socket ended, once it has: what a write the end cut short reports.
     private var ending: WebSocketEnding?
+    /// One socket to a host connects at a time (RFC 6455 §4.1): its place there until it opens or ends.
+    private let gate: WebSocketConnectGate
+    private var ticket: WebSocketConnectGate.Ticket?
 
     init(
         stream: any WebSocketByteStream, queue: DispatchQueue, url: URL, headers: [String: String], options: WebSocketOptions,
-        events: @escaping @Sendable (Event) -> Void
+        gate: WebSocketConnectGate = .shared, events: @escaping @Sendable (Event) -> Void
     ) {
+        self.gate = gate
         self.stream = stream
         self.queue = queue
         self.url = url
@@ -62,13 +66,19 @@ final class WebSocketConnection: @unchecked Sendable {
     // MARK: What the socket asks
 
     /// Connects and opens the WebSocket, with `headers` in place of the request's (what its
-    /// adapters made of them) when given. The stream holds the connection until it ends.
+    /// adapters made of them) when given, once no other socket to its host is connecting. The
+    /// stream holds the connection until it ends.
     func open(headers adapted: [String: String]?) {
         queue.async { [self] in
             guard phase == .idle else { return }
             phase = .connecting
             if let adapted { headers = adapted }
-            stream.open { event in self.streamEvent(event) }
+            ticket = gate.enter(WebSocketConnectGate.key(for: url)) {
+                self.queue.async {
+                    guard self.phase == .connecting else { return }
+                    self.stream.open { event in self.streamEvent(event) }
+                }
+            }
         }
     }
 
@@ -168,6 +178,7 @@ final class WebSocketConnection: @unchecked Sendable {
             do {
                 let chosen = try handshake.check(status: head.status, headers: head.headers)
                 phase = .open
+                leaveGate()
                 sendBuffer.withLock { $0.isOpen = true }
                 events(.opened(subprotocol: chosen))
                 for (frames, done) in unsent { write(frames, done: done) }
@@ -324,11 +335,19 @@ final class WebSocketConnection: @unchecked Sendable {
         return timer
     }
 
+    /// Lets the next socket to this host connect (or leaves the line, when still waiting).
+    private func leaveGate() {
+        guard let ticket else { return }
+        self.ticket = nil
+        gate.leave(ticket)
+    }
+
     // MARK: The end
 
     private func end(_ ending: WebSocketEnding) {
         guard phase != .ended else { return }
         phase = .ended
+        leaveGate()
         self.ending = ending
         sendBuffer.withLock { $0.isOpen = false }
         for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }

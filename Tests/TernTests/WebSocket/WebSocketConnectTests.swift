@@ -5,10 +5,11 @@ import Testing
 
 @testable import Tern
 
-/// Connecting takes no thread per socket: sixty `wss` sockets whose TLS handshake a silent server
-/// never answers wait together with no thread blocked for them, and each ends once with the
-/// connect's failure when its timeout comes; one cancelled while connecting ends at once. It runs
-/// with the heavy suites, one at a time: it looks at every thread of the process.
+/// Connecting takes no thread per socket: sixty `wss` sockets to sixty silent servers, whose TLS
+/// handshakes are never answered, wait together with no thread blocked for them, and each ends
+/// once with the connect's failure when its timeout comes; one cancelled while connecting ends at
+/// once; sockets to one host connect in turn. It runs with the heavy suites, one at a time: it
+/// looks at every thread of the process.
 @Suite struct WebSocketConnectTests {
     /// A listener on 127.0.0.1 that never accepts: the kernel completes TCP connections into its
     /// backlog, and nothing ever answers them.
@@ -49,10 +50,11 @@ import Testing
     }
 
     @Test func sixtySocketsConnectingToASilentServerHoldNoThreadEach() async throws {
-        let listener = try SilentListener()
-        let client = Client(baseURL: "https://127.0.0.1:\(listener.port)")
+        // Sixty hosts (ports): one connects at a time to each (RFC 6455 §4.1).
+        let listeners = try (0..<60).map { _ in try SilentListener() }
+        let client = Client()
         let started = Date()
-        let sockets = (0..<60).map { _ in client.webSocket(Request<Data>("live", timeout: 4)) }
+        let sockets = listeners.map { client.webSocket(Request<Data>("https://127.0.0.1:\($0.port)/live", timeout: 4)) }
         try await Task.sleep(nanoseconds: 1_000_000_000)
         #expect(sockets.allSatisfy { $0.ending == nil }, "every socket is still connecting")
         #if arch(x86_64)
@@ -69,6 +71,40 @@ import Testing
         }
         // Together, not one after another: well under 60 × 4 s.
         #expect(Date().timeIntervalSince(started) < 20)
+    }
+
+    // RFC 6455 §4.1: a second socket to a host whose first is still connecting waits for it to
+    // open or fail, and starts then (here each fails at its 2 s timeout: the second at about
+    // 4 s); a socket to another host does not wait; a cancelled first lets the next one go.
+    @Test func oneSocketToAHostConnectsAtATime() async throws {
+        let (host, other) = (try SilentListener(), try SilentListener())
+        let client = Client()
+        let url = { (listener: SilentListener) in "https://127.0.0.1:\(listener.port)/live" }
+        let started = Date()
+        let (first, second) = (
+            client.webSocket(Request<Data>(url(host), timeout: 2)), client.webSocket(Request<Data>(url(host), timeout: 2))
+        )
+        let elsewhere = client.webSocket(Request<Data>(url(other), timeout: 2))
+        let ended = try await withThrowingTaskGroup(of: (String, TimeInterval).self) { group in
+            for (name, socket) in [("first", first), ("second", second), ("elsewhere", elsewhere)] {
+                group.addTask {
+                    _ = try await WebSocketTests.within(20) { await socket.ended() }
+                    return (name, Date().timeIntervalSince(started))
+                }
+            }
+            return try await group.reduce(into: [String: TimeInterval]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(ended["first"]! < 3.5 && ended["elsewhere"]! < 3.5, "\(ended)")
+        #expect(ended["second"]! > 3.5, "the second waited for the first: \(ended)")
+
+        let (cancelled, next) = (
+            client.webSocket(Request<Data>(url(host), timeout: 30)), client.webSocket(Request<Data>(url(host), timeout: 2))
+        )
+        let again = Date()
+        try await Task.sleep(nanoseconds: 300_000_000)
+        cancelled.cancel()
+        _ = try await WebSocketTests.within(20) { await next.ended() }
+        #expect(Date().timeIntervalSince(again) < 10, "the next started when the first was cancelled")
     }
 
     @Test func aSocketCancelledWhileConnectingEndsAtOnce() async throws {
