@@ -484,6 +484,12 @@ class Handler(BaseHTTPRequestHandler):
             return self._session(route, self._query())
         if route == "/upload-sizes":
             return fixture_transfers.upload_sizes(self)
+        if route == "/changes":
+            # A change: answers with ?status (200) and the Location / Content-Location it is given.
+            q = self._query()
+            self._body()
+            extra = {name: q[field] for name, field in (("Location", "location"), ("Content-Location", "content_location")) if q.get(field)}
+            return self._send(int(q.get("status", "200")), b'{"changed": true}', extra=extra)
         return self._echo()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _any

@@ -105,3 +105,32 @@ extension Client {
         return CachePlan(policy: policy, key: key, cache: responseCache)
     }
 }
+
+/// RFC 9111 §4.4: a successful unsafe request (a method other than GET, HEAD, OPTIONS and TRACE
+/// answered with a non-error status) invalidates what the cache holds for its URL, and for the
+/// URLs its `Location` and `Content-Location` name on the same origin. An unsafe request whose own
+/// policy stores its response is a read to the app (an API that answers queries over POST) and
+/// invalidates nothing.
+enum CacheInvalidation {
+    /// The URLs whose entries `response` to a `method` request for `target` makes stale; empty
+    /// when it changes nothing.
+    static func urls(method: HTTPMethod, target: URL?, response: HTTPURLResponse, storesResponse: Bool) -> [URL] {
+        guard !storesResponse, ![.get, .head, .options, .trace].contains(method), let target,
+            (200..<400).contains(response.statusCode)
+        else { return [] }
+        let base = response.url ?? target
+        let named = ["Location", "Content-Location"].compactMap { name in
+            response.value(forHTTPHeaderField: name).flatMap { URL(string: $0, relativeTo: base)?.absoluteURL }
+        }
+        return [target] + named.filter { sameOrigin($0, target) }
+    }
+
+    private static func sameOrigin(_ url: URL, _ other: URL) -> Bool {
+        url.scheme?.lowercased() == other.scheme?.lowercased() && url.host?.lowercased() == other.host?.lowercased()
+            && port(url) == port(other)
+    }
+
+    private static func port(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+}

@@ -139,6 +139,18 @@ final class ResponseCache: Sendable {
         return max(inMemory.count, onDisk)
     }
 
+    /// Removes every entry of the endpoints of `urls` (their query ignored), from memory and from
+    /// disk when the disk level is open or was created before (so that an entry a previous run
+    /// stored goes too); a client that never cached creates nothing.
+    func invalidate(_ urls: [URL]) {
+        let prefixes = urls.compactMap(CacheKey.prefix(for:))
+        guard !prefixes.isEmpty else { return }
+        let inMemory = memory.keysByRecency.filter { key in prefixes.contains { key.hasPrefix($0) } }
+        inMemory.forEach { memory.removeValue(forKey: $0) }
+        let disk = openedDiskCache ?? (FileManager.default.fileExists(atPath: directory.path) ? diskCache : nil)
+        for prefix in prefixes { _ = try? disk?.removeData(forKeysWithPrefix: prefix) }
+    }
+
     /// Empties both levels.
     func removeAll() {
         removeAllFromMemory()

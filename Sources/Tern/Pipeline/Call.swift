@@ -178,8 +178,13 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         deliver(RetryStage.counted(result, route: route), context: context)
     }
 
+    /// Stores the response as the request's cache policy says, or invalidates what an unsafe
+    /// request changed.
     private func store(_ response: Response<Value>) {
         if plan?.storeIfAllowed(response) == true { monitor?.send(.cacheStored) }
+        let stale = CacheInvalidation.urls(
+            method: method, target: urlRequest.url, response: response.httpResponse, storesResponse: plan?.policy.write.isEmpty == false)
+        if !stale.isEmpty { client.responseCache.invalidate(stale) }
     }
 
     // MARK: 9. Waits between attempts — see WaitStage.swift
