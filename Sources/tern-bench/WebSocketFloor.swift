@@ -52,7 +52,7 @@ final class StreamEcho: Sendable {
         }
     }
 
-    func close() { stream.close() }
+    func close() { stream.close {} }
 
     private func handle(_ event: WebSocketStreamEvent) {
         let (opened, waiter, result): (CheckedContinuation<Bool, Never>?, CheckedContinuation<Bool, Never>?, Bool) =

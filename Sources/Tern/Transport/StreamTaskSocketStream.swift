@@ -84,8 +84,12 @@ final class StreamTaskSocketStream: NSObject, WebSocketByteStream, URLSessionTas
         }
     }
 
-    func close() {
-        queue.async { [self] in end(nil, report: false) }
+    func close(released: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            end(nil, report: false)
+            // URLSession frees the task's connection itself once it is cancelled.
+            released()
+        }
     }
 
     /// Asks for the next bytes: one read at a time, none while paused (the server's bytes then

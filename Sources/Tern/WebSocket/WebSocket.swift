@@ -65,7 +65,8 @@ public final class WebSocket: Sendable {
         return try result.get()
     }
 
-    /// Waits for the socket's end.
+    /// Waits for the socket's end. By then its connection is closed and freed (TLS state
+    /// included), so a command-line tool may exit as soon as this returns.
     public func ended() async -> WebSocketEnding {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> WebSocketEnding? in

@@ -14,8 +14,11 @@ package protocol WebSocketByteStream: AnyObject, Sendable {
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void)
     /// Stops (or resumes) reading: a consumer that does not keep up holds the connection back.
     func setReadingPaused(_ paused: Bool)
-    /// Closes the connection; no event follows but `.ended`, if it has not come yet.
-    func close()
+    /// Closes the connection; no event follows but `.ended`, if it has not come yet. `released`
+    /// runs on the stream's queue once the connection's resources are freed (at once if they
+    /// already are): the socket reports its end only then, so that a process may exit the moment
+    /// a socket has ended, with no TLS state being torn down behind it.
+    func close(released: @escaping @Sendable () -> Void)
 }
 
 /// What a byte stream reports.

@@ -356,7 +356,7 @@ final class WebSocketConnection: @unchecked Sendable {
         for (_, done) in unsent { done(error) }
         for ping in pings { ping.done(error) }
         (unsent, pings) = ([], [])
-        stream.close()
-        events(.ended(ending))
+        // Reported once the connection is freed (see `WebSocketByteStream.close`).
+        stream.close { [events] in events(.ended(ending)) }
     }
 }

@@ -105,6 +105,8 @@ import Testing
         cancelled.cancel()
         _ = try await WebSocketTests.within(20) { await next.ended() }
         #expect(Date().timeIntervalSince(again) < 10, "the next started when the first was cancelled")
+        // Ended means its connection is freed: nothing of it outlives the test.
+        _ = try await WebSocketTests.within(5) { await cancelled.ended() }
     }
 
     @Test func aSocketCancelledWhileConnectingEndsAtOnce() async throws {

@@ -35,6 +35,9 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private var pending: [(bytes: Data, offset: Int, written: @Sendable (URLError?) -> Void)] = []
     private var events: (@Sendable (WebSocketStreamEvent) -> Void)?
     private var hasEnded = false
+    /// Whether libcurl's handles (or the handed-over socket) are freed, and who waits for it.
+    private var isReleased = false
+    private var releaseWaiters: [@Sendable () -> Void] = []
 
     init(curl: LibCurl, settings: CurlSettings, url: URL, connectTimeout: TimeInterval, queue: DispatchQueue) {
         self.curl = curl
@@ -117,8 +120,12 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
         }
     }
 
-    func close() {
-        queue.async { [self] in end(nil, report: false) }
+    func close(released: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            if isReleased { return released() }
+            releaseWaiters.append(released)
+            end(nil, report: false)
+        }
     }
 
     private func startSources(_ socket: Int32) {
@@ -225,9 +232,14 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
         let connector = self.connector
         let socket = self.socket
         (self.connector, self.easy, self.socket) = (nil, nil, -1)
-        let release = {
+        // Runs on `queue`: the sources' cancel handlers do.
+        let release = { [self] in
             connector?.release()
             if socket >= 0 { closeDescriptor(socket) }
+            isReleased = true
+            let waiters = releaseWaiters
+            releaseWaiters = []
+            for waiter in waiters { waiter() }
         }
         let sources: [any DispatchSourceProtocol] = [reader, writer].compactMap { $0 }
         if isReaderPaused { reader?.resume() }
