@@ -185,6 +185,15 @@ class Handler(BaseHTTPRequestHandler):
             return
         if route == "/cached":
             return self._cached(q)
+        if route == "/varied":
+            # A response with Vary: ?vary, counted under ?key, that says which values it saw.
+            key = q.get("key", "")
+            with COUNTS_LOCK:
+                COUNTS[key] = COUNTS.get(key, 0) + 1
+                n = COUNTS[key]
+            names = [name.strip() for name in q.get("vary", "").split(",") if name.strip() and name.strip() != "*"]
+            seen = {name.lower(): self.headers.get(name) for name in names}
+            return self._send(200, json.dumps({"n": n, "seen": seen}).encode(), extra={"Vary": q.get("vary", "")})
         if route == "/cached-state":
             with COUNTS_LOCK:
                 STATES[q.get("key", "")] = q.get("state", "up")

@@ -14,6 +14,11 @@ struct CacheKey: Sendable, Equatable {
     let text: String
     let stored: String
 
+    init(text: String, stored: String) {
+        self.text = text
+        self.stored = stored
+    }
+
     init?(_ request: URLRequest, policy: CachePolicy) {
         guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         let method = request.httpMethod ?? "GET"

@@ -8,12 +8,35 @@ final class CachePlan: Sendable {
     let policy: CachePolicy
     let key: CacheKey
     let cache: ResponseCache
+    /// The request's headers: what a varying response's variants are chosen by.
+    let requestHeaders: [String: String]
     private let found = Locked<CachedResponse?>(nil)
 
-    init(policy: CachePolicy, key: CacheKey, cache: ResponseCache) {
+    init(policy: CachePolicy, key: CacheKey, cache: ResponseCache, requestHeaders: [String: String] = [:]) {
         self.policy = policy
         self.key = key
         self.cache = cache
+        self.requestHeaders = requestHeaders
+    }
+
+    /// The entry that answers this request in `level` (memory, or memory then disk): the key's
+    /// response, or — when the response varied — its variant for this request's headers; nil
+    /// when there is none or it was stored for other header values.
+    func entry(in level: (CacheKey) -> CachedResponse?) -> CachedResponse? {
+        guard let found = level(key) else { return nil }
+        guard let names = found.variantNames else { return found.matches(requestHeaders) ? found : nil }
+        guard let variant = level(key.variant(CacheVariant(names: names, requestHeaders: requestHeaders))) else { return nil }
+        return variant.matches(requestHeaders) ? variant : nil
+    }
+
+    /// Memory, then disk (blocking: call it off the main thread).
+    func entryInAnyLevel() -> CachedResponse? {
+        entry { cache.memoryEntry(for: $0) ?? cache.diskEntry(for: $0) }
+    }
+
+    /// Where `entry` is stored: its variant's key, or the request's.
+    func storageKey(of entry: CachedResponse) -> CacheKey {
+        entry.variant.map(key.variant) ?? key
     }
 
     /// Whether the request reads the cache before the network.
@@ -39,7 +62,7 @@ final class CachePlan: Sendable {
     /// Removes an expired entry nothing can use: no validator, and stale entries are not served.
     func dropIfUseless(_ entry: CachedResponse) {
         guard !entry.isFresh(maxAge: policy.maxAge), !entry.hasValidator, !policy.servesStaleOnError else { return }
-        cache.remove(key)
+        cache.remove(storageKey(of: entry))
     }
 
     /// Resolves a network outcome against the cached entry: a 304 becomes the cached response
@@ -50,9 +73,9 @@ final class CachePlan: Sendable {
         case .success(let raw) where raw.source == .network && raw.head.statusCode == 304:
             // A request that joined a shared call another request made conditional has no entry
             // of its own yet: the one in the cache is the one the 304 confirms.
-            guard let entry = found.withLock({ $0 }) ?? cache.memoryEntry(for: key) ?? cache.diskEntry(for: key) else { return outcome }
+            guard let entry = found.withLock({ $0 }) ?? entryInAnyLevel() else { return outcome }
             let refreshed = entry.revalidated(by: raw.response)
-            if !policy.write.isEmpty { cache.store(refreshed, for: key, in: policy.write) }
+            if !policy.write.isEmpty { cache.store(refreshed, for: storageKey(of: entry), in: policy.write) }
             // The revalidating exchange's metrics stay: it was a network round trip.
             return refreshed.raw(.revalidated, metrics: raw.metrics).map(Result.success) ?? outcome
         case .success(let raw) where raw.source == .network && (500..<600).contains(raw.head.statusCode):
@@ -66,7 +89,7 @@ final class CachePlan: Sendable {
 
     private func stale() -> Result<RawResponse, TernError>? {
         guard policy.servesStaleOnError else { return nil }
-        let entry = found.withLock { $0 } ?? cache.memoryEntry(for: key) ?? cache.diskEntry(for: key)
+        let entry = found.withLock { $0 } ?? entryInAnyLevel()
         return entry?.raw(.stale).map(Result.success)
     }
 
@@ -83,7 +106,20 @@ final class CachePlan: Sendable {
         {
             return false
         }
-        cache.store(CachedResponse(response.httpResponse, body: response.data, key: key), for: key, in: policy.write)
+        // A response that varies is stored as a variant, found through an index at the key;
+        // one that varies on `*` matches no later request and is not stored.
+        guard let vary = response.header("Vary") else {
+            cache.store(CachedResponse(response.httpResponse, body: response.data, key: key), for: key, in: policy.write)
+            return true
+        }
+        guard let names = CacheVariant.names(inVary: vary) else { return false }
+        // The headers the request was sent with (adapters' included): a response is stored for
+        // the request that elicited it.
+        let variant = CacheVariant(names: names, requestHeaders: response.request.allHTTPHeaderFields ?? requestHeaders)
+        let variantKey = key.variant(variant)
+        let stored = CachedResponse(response.httpResponse, body: response.data, key: variantKey, variant: variant)
+        cache.store(stored, for: variantKey, in: policy.write)
+        cache.store(.variantIndex(varyingOn: names, key: key, url: stored.url), for: key, in: policy.write)
         return true
     }
 }
@@ -102,7 +138,7 @@ extension Client {
         guard policy.isActive, [.get, .head, .post].contains(request.method) else { return nil }
         if case .data = request.body?.content { return nil }
         guard let key = CacheKey(urlRequest, policy: policy) else { return nil }
-        return CachePlan(policy: policy, key: key, cache: responseCache)
+        return CachePlan(policy: policy, key: key, cache: responseCache, requestHeaders: urlRequest.allHTTPHeaderFields ?? [:])
     }
 }
 

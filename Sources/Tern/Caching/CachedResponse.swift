@@ -10,24 +10,47 @@ struct CachedResponse: Sendable {
     let storedAt: Date
     /// The canonical key text, compared on read: a hash collision is a miss.
     let keyText: String
+    /// For a response that varies (`Vary`), the request's values of the headers it varies on,
+    /// as `CacheVariant` normalises them; nil for one that does not.
+    let variant: CacheVariant?
 
-    init(url: URL, status: Int, headers: [String: String], body: Data, storedAt: Date, keyText: String) {
+    init(url: URL, status: Int, headers: [String: String], body: Data, storedAt: Date, keyText: String, variant: CacheVariant? = nil) {
         self.url = url
         self.status = status
         self.headers = headers
         self.body = body
         self.storedAt = storedAt
         self.keyText = keyText
+        self.variant = variant
     }
 
-    init(_ response: HTTPURLResponse, body: Data, key: CacheKey, storedAt: Date = Date()) {
+    init(_ response: HTTPURLResponse, body: Data, key: CacheKey, storedAt: Date = Date(), variant: CacheVariant? = nil) {
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
         self.init(
             url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, headers: headers,
-            body: body, storedAt: storedAt, keyText: key.text)
+            body: body, storedAt: storedAt, keyText: key.text, variant: variant)
+    }
+
+    /// The entry kept at a varying response's key: not a response, but the names of the headers
+    /// its variants are stored by.
+    static func variantIndex(varyingOn names: [String], key: CacheKey, url: URL) -> CachedResponse {
+        CachedResponse(
+            url: url, status: 0, headers: ["Vary": names.joined(separator: ", ")], body: Data(), storedAt: Date(), keyText: key.text)
+    }
+
+    /// The header names of a variant index; nil for a response.
+    var variantNames: [String]? { status == 0 ? CacheVariant.names(inVary: header("Vary") ?? "") : nil }
+
+    /// Whether this response may answer a request with `requestHeaders`: one that does not vary
+    /// always; one that varies when the request's values are the ones it was stored for (an entry
+    /// stored with a `Vary` but without those values, by an older version, never).
+    func matches(_ requestHeaders: [String: String]) -> Bool {
+        guard let vary = header("Vary") else { return true }
+        guard let variant, let names = CacheVariant.names(inVary: vary) else { return false }
+        return variant == CacheVariant(names: names, requestHeaders: requestHeaders)
     }
 
     /// A header, looked up case-insensitively.
@@ -58,18 +81,19 @@ struct CachedResponse: Sendable {
             merged = merged.filter { !ResponseHead.sameName($0.key, name) }
             merged[name] = value
         }
-        return CachedResponse(url: url, status: status, headers: merged, body: body, storedAt: Date(), keyText: keyText)
+        return CachedResponse(url: url, status: status, headers: merged, body: body, storedAt: Date(), keyText: keyText, variant: variant)
     }
 
     // MARK: - Disk form
 
     /// The metadata stored beside the body: a small line format (JSON decoding is slow on Linux).
-    /// `tern-cache 1`, status, stored-at milliseconds, URL, base64 key text, then `name: value`
-    /// header lines (header values never contain line breaks).
+    /// `tern-cache 2`, status, stored-at milliseconds, URL, base64 key text, the variant (`-` for
+    /// none), then `name: value` header lines (header values never contain line breaks). Version
+    /// 1, without the variant line, is still read.
     var metadata: Data {
         var lines = [
-            "tern-cache 1", String(status), String(Int64(storedAt.timeIntervalSince1970 * 1000)), url.absoluteString,
-            Data(keyText.utf8).base64EncodedString(),
+            "tern-cache 2", String(status), String(Int64(storedAt.timeIntervalSince1970 * 1000)), url.absoluteString,
+            Data(keyText.utf8).base64EncodedString(), variant?.text ?? "-",
         ]
         lines += headers.map { "\($0.key): \($0.value)" }
         return Data(lines.joined(separator: "\n").utf8)
@@ -77,16 +101,19 @@ struct CachedResponse: Sendable {
 
     init?(body: Data, metadata: Data) {
         let lines = String(decoding: metadata, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count >= 5, lines[0] == "tern-cache 1", let status = Int(lines[1]), let milliseconds = Int64(lines[2]),
+        let version = lines.first == "tern-cache 2" ? 2 : lines.first == "tern-cache 1" ? 1 : 0
+        guard version > 0, lines.count >= 4 + version, let status = Int(lines[1]), let milliseconds = Int64(lines[2]),
             let url = URL(string: String(lines[3])), let keyData = Data(base64Encoded: String(lines[4]))
         else { return nil }
+        let variant = version == 2 && lines[5] != "-" ? CacheVariant(text: String(lines[5])) : nil
         var headers: [String: String] = [:]
-        for line in lines.dropFirst(5) {
+        for line in lines.dropFirst(4 + version) {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[String(line[..<colon])] = String(line[line.index(after: colon)...].dropFirst())
         }
         self.init(
             url: url, status: status, headers: headers, body: body,
-            storedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), keyText: String(decoding: keyData, as: UTF8.self))
+            storedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), keyText: String(decoding: keyData, as: UTF8.self),
+            variant: variant)
     }
 }

@@ -27,6 +27,7 @@ extension Client {
         guard let urlRequest = try? RequestBuilder.makeURLRequest(request, client: self),
             let plan = cachePlan(for: request, urlRequest, policy: policy)
         else { return }
+        if let entry = plan.entryInAnyLevel() { responseCache.remove(plan.storageKey(of: entry)) }
         responseCache.remove(plan.key)
     }
 

@@ -26,12 +26,12 @@ struct CacheReadStage: Sendable {
     /// Reads the entry and calls `next` with the outcome: inline for a memory hit, else from a
     /// background queue, and only while `isRunning()` still says so.
     func read(isRunning: @escaping @Sendable () -> Bool, then next: @escaping @Sendable (Outcome) -> Void) {
-        if let entry = plan.cache.memoryEntry(for: plan.key) {
+        if let entry = plan.entry(in: plan.cache.memoryEntry(for:)) {
             if isRunning() { next(outcome(found: entry)) }
         } else {
             DispatchQueue.global(qos: .userInitiated).async {
                 guard isRunning() else { return }
-                let entry = plan.cache.diskEntry(for: plan.key)
+                let entry = plan.entryInAnyLevel()
                 guard isRunning() else { return }
                 next(outcome(found: entry))
             }
