@@ -44,14 +44,23 @@ import Testing
 
     @Test func cancellingAfterCompletionIsANoOp() async throws {
         let calls = Counter()
+        // The completion may run before `send` returns: whichever of the two comes second resumes.
         let handle: RequestHandle = await withCheckedContinuation { continuation in
-            let slot = Locked<RequestHandle?>(nil)
+            let state = Locked<(handle: RequestHandle?, isDone: Bool)>((nil, false))
             let sent = client.send(Request<JSON>("json")) { result in
                 calls.increment()
                 #expect(result.success != nil)
-                DispatchQueue.global().async { continuation.resume(returning: slot.withLock { $0! }) }
+                let handle = state.withLock { state -> RequestHandle? in
+                    state.isDone = true
+                    return state.handle
+                }
+                if let handle { continuation.resume(returning: handle) }
             }
-            slot.withLock { $0 = sent }
+            let isDone = state.withLock { state -> Bool in
+                state.handle = sent
+                return state.isDone
+            }
+            if isDone { continuation.resume(returning: sent) }
         }
         handle.cancel()
         try await Task.sleep(milliseconds: 200)
