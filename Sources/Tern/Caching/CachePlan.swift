@@ -25,8 +25,10 @@ final class CachePlan: Sendable {
     func entry(in level: (CacheKey) -> CachedResponse?) -> CachedResponse? {
         guard let found = level(key) else { return nil }
         guard let names = found.variantNames else { return found.matches(requestHeaders) ? found : nil }
-        guard let variant = level(key.variant(CacheVariant(names: names, requestHeaders: requestHeaders))) else { return nil }
-        return variant.matches(requestHeaders) ? variant : nil
+        let wanted = CacheVariant(names: names, requestHeaders: requestHeaders)
+        // The variant's own Vary may name other headers than the index (the server changed it).
+        guard let variant = level(key.variant(wanted)), variant.variant == wanted || variant.matches(requestHeaders) else { return nil }
+        return variant
     }
 
     /// Memory, then disk (blocking: call it off the main thread).

@@ -6,7 +6,8 @@ import Foundation
 /// variant; a header the request did not send is absent, which only an absent header matches.
 /// Thread safety: a value type, safe to share.
 struct CacheVariant: Sendable, Equatable {
-    /// One line: `name:value` pairs, percent-encoded, joined by `&` (a name alone when absent).
+    /// One line: `name:value` pairs, joined by `&` (a name alone when absent), with `%`, `&`, `:`
+    /// and line breaks percent-escaped.
     let text: String
 
     init(text: String) { self.text = text }
@@ -29,13 +30,29 @@ struct CacheVariant: Sendable, Equatable {
     }
 
     private static func normalised(_ value: String) -> String {
-        value.split(separator: ",", omittingEmptySubsequences: false)
+        // Most values (one language, a version number) have nothing to normalise.
+        if !value.utf8.contains(where: { $0 == 0x2C || $0 == 0x20 || $0 == 0x09 }) { return value }
+        return value.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
             .joined(separator: ",")
     }
 
+    /// `text` with the four bytes that would break the line form escaped (`%`, `&`, `:`, a line
+    /// break); most values have none and are returned as they are.
     private static func encoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+        guard text.utf8.contains(where: { $0 == 0x25 || $0 == 0x26 || $0 == 0x3A || $0 == 0x0A || $0 == 0x0D }) else { return text }
+        var escaped = ""
+        for character in text.unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "&": escaped += "%26"
+            case ":": escaped += "%3A"
+            case "\n": escaped += "%0A"
+            case "\r": escaped += "%0D"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
     }
 }
 

@@ -13,8 +13,14 @@ struct CachedResponse: Sendable {
     /// For a response that varies (`Vary`), the request's values of the headers it varies on,
     /// as `CacheVariant` normalises them; nil for one that does not.
     let variant: CacheVariant?
+    /// The response's `Vary`, looked up once (every read asks).
+    let vary: String?
+    /// The header names of a variant index (parsed once); nil for a response.
+    let variantNames: [String]?
 
     init(url: URL, status: Int, headers: [String: String], body: Data, storedAt: Date, keyText: String, variant: CacheVariant? = nil) {
+        self.vary = headers.headerValue(named: "Vary")
+        self.variantNames = status == 0 ? CacheVariant.names(inVary: vary ?? "") : nil
         self.url = url
         self.status = status
         self.headers = headers
@@ -41,14 +47,11 @@ struct CachedResponse: Sendable {
             url: url, status: 0, headers: ["Vary": names.joined(separator: ", ")], body: Data(), storedAt: Date(), keyText: key.text)
     }
 
-    /// The header names of a variant index; nil for a response.
-    var variantNames: [String]? { status == 0 ? CacheVariant.names(inVary: header("Vary") ?? "") : nil }
-
     /// Whether this response may answer a request with `requestHeaders`: one that does not vary
     /// always; one that varies when the request's values are the ones it was stored for (an entry
     /// stored with a `Vary` but without those values, by an older version, never).
     func matches(_ requestHeaders: [String: String]) -> Bool {
-        guard let vary = header("Vary") else { return true }
+        guard let vary else { return true }
         guard let variant, let names = CacheVariant.names(inVary: vary) else { return false }
         return variant == CacheVariant(names: names, requestHeaders: requestHeaders)
     }
