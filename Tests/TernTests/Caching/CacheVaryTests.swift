@@ -55,6 +55,15 @@ import Testing
         #expect(both.hits.first?.json["seen"]?["x-api-version"]?.string == "1")
     }
 
+    // The most common Vary of all, on a header the transport or Tern sets: still a hit.
+    @Test func aResponseVaryingOnAcceptEncodingStillHits() async throws {
+        let key = Fixture.uniqueKey("encoding")
+        let client = try CacheFixture.client()
+        _ = try await client.send(Self.varied(key, vary: "Accept-Encoding"))
+        #expect(try await client.send(Self.varied(key, vary: "Accept-Encoding")).source == .cache)
+        #expect(try await CacheFixture.hits(key).all == 1)
+    }
+
     @Test func varyStarIsNeverStored() async throws {
         let key = Fixture.uniqueKey("star")
         let client = try CacheFixture.client()
