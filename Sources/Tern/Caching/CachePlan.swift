@@ -25,10 +25,8 @@ final class CachePlan: Sendable {
     func entry(in level: (CacheKey) -> CachedResponse?) -> CachedResponse? {
         guard let found = level(key) else { return nil }
         guard let names = found.variantNames else { return found.matches(requestHeaders) ? found : nil }
-        let wanted = CacheVariant(names: names, requestHeaders: requestHeaders)
-        // The variant's own Vary may name other headers than the index (the server changed it).
-        guard let variant = level(key.variant(wanted)), variant.variant == wanted || variant.matches(requestHeaders) else { return nil }
-        return variant
+        // The variant's key holds these values: a variant found there (its key text compared) is theirs.
+        return level(key.variant(CacheVariant(names: names, requestHeaders: requestHeaders)))
     }
 
     /// Memory, then disk (blocking: call it off the main thread).
@@ -150,25 +148,19 @@ extension Client {
 /// policy stores its response is a read to the app (an API that answers queries over POST) and
 /// invalidates nothing.
 enum CacheInvalidation {
+    /// Checked on every response: one array, not one per call.
+    private static let safeMethods: [HTTPMethod] = [.get, .head, .options, .trace]
+
     /// The URLs whose entries `response` to a `method` request for `target` makes stale; empty
     /// when it changes nothing.
     static func urls(method: HTTPMethod, target: URL?, response: HTTPURLResponse, storesResponse: Bool) -> [URL] {
-        guard !storesResponse, ![.get, .head, .options, .trace].contains(method), let target,
+        guard !storesResponse, !safeMethods.contains(method), let target,
             (200..<400).contains(response.statusCode)
         else { return [] }
         let base = response.url ?? target
         let named = ["Location", "Content-Location"].compactMap { name in
             response.value(forHTTPHeaderField: name).flatMap { URL(string: $0, relativeTo: base)?.absoluteURL }
         }
-        return [target] + named.filter { sameOrigin($0, target) }
-    }
-
-    private static func sameOrigin(_ url: URL, _ other: URL) -> Bool {
-        url.scheme?.lowercased() == other.scheme?.lowercased() && url.host?.lowercased() == other.host?.lowercased()
-            && port(url) == port(other)
-    }
-
-    private static func port(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        return [target] + named.filter { RedirectStage.sameOrigin($0, target) }
     }
 }

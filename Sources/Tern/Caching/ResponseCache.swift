@@ -133,10 +133,7 @@ final class ResponseCache: Sendable {
 
     /// Removes every entry whose stored key starts with `prefix`.
     func remove(prefix: String) -> Int {
-        let inMemory = memory.keysByRecency.filter { $0.hasPrefix(prefix) }
-        inMemory.forEach { memory.removeValue(forKey: $0) }
-        let onDisk = (try? diskCache?.removeData(forKeysWithPrefix: prefix)) ?? 0
-        return max(inMemory.count, onDisk)
+        remove(prefixes: [prefix], disk: diskCache)
     }
 
     /// Removes every entry of the endpoints of `urls` (their query ignored), from memory and from
@@ -145,10 +142,16 @@ final class ResponseCache: Sendable {
     func invalidate(_ urls: [URL]) {
         let prefixes = urls.compactMap(CacheKey.prefix(for:))
         guard !prefixes.isEmpty else { return }
+        _ = remove(prefixes: prefixes, disk: openedDiskCache ?? (FileManager.default.fileExists(atPath: directory.path) ? diskCache : nil))
+    }
+
+    /// Removes the entries whose stored keys start with one of `prefixes` from memory and from
+    /// `disk`; how many, the larger of the two levels' counts.
+    private func remove(prefixes: [String], disk: DiskCache?) -> Int {
         let inMemory = memory.keysByRecency.filter { key in prefixes.contains { key.hasPrefix($0) } }
         inMemory.forEach { memory.removeValue(forKey: $0) }
-        let disk = openedDiskCache ?? (FileManager.default.fileExists(atPath: directory.path) ? diskCache : nil)
-        for prefix in prefixes { _ = try? disk?.removeData(forKeysWithPrefix: prefix) }
+        let onDisk = prefixes.reduce(0) { $0 + ((try? disk?.removeData(forKeysWithPrefix: $1)) ?? 0) }
+        return max(inMemory.count, onDisk)
     }
 
     /// Empties both levels.
