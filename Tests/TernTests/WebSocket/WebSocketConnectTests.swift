@@ -81,9 +81,11 @@ import Testing
         let client = Client()
         let url = { (listener: SilentListener) in "https://127.0.0.1:\(listener.port)/live" }
         let started = Date()
-        let (first, second) = (
-            client.webSocket(Request<Data>(url(host), timeout: 2)), client.webSocket(Request<Data>(url(host), timeout: 2))
-        )
+        // Sockets take their turn in the order they reach the rule, on their own queues: the
+        // second is opened once the first has surely reached it.
+        let first = client.webSocket(Request<Data>(url(host), timeout: 2))
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let second = client.webSocket(Request<Data>(url(host), timeout: 2))
         let elsewhere = client.webSocket(Request<Data>(url(other), timeout: 2))
         let ended = try await withThrowingTaskGroup(of: (String, TimeInterval).self) { group in
             for (name, socket) in [("first", first), ("second", second), ("elsewhere", elsewhere)] {
@@ -97,9 +99,9 @@ import Testing
         #expect(ended["first"]! < 3.5 && ended["elsewhere"]! < 3.5, "\(ended)")
         #expect(ended["second"]! > 3.5, "the second waited for the first: \(ended)")
 
-        let (cancelled, next) = (
-            client.webSocket(Request<Data>(url(host), timeout: 30)), client.webSocket(Request<Data>(url(host), timeout: 2))
-        )
+        let cancelled = client.webSocket(Request<Data>(url(host), timeout: 30))
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let next = client.webSocket(Request<Data>(url(host), timeout: 2))
         let again = Date()
         try await Task.sleep(nanoseconds: 300_000_000)
         cancelled.cancel()
