@@ -19,7 +19,10 @@ Loopback only. Endpoints (all GET unless noted):
   /counted?key=K&hold=H, /slow-pattern?...&hold=H  wait (after the count; after the first chunk)
                             until /release?key=H, at most 60 s: a test decides when the answer goes on
   /release?key=H            lets every request held under H go on (and any that comes later)
-  /cached?key=K&etag=E&lm=1&cc=C&code=N  a cacheable JSON resource (see _cached), counted under K
+  /cached?key=K&etag=E&lm=1&cc=C&code=N  a cacheable JSON resource (see _cached), counted under K;
+                        date=S age=S expires=S|raw:V lmago=S delay=S set Date, Age, Expires,
+                        Last-Modified (seconds from now) and a delay before answering
+  /documents/K/name=value/...  /cached with its settings in the path (no query)
   /cached-state?key=K&state=up|503|reset  makes /cached?key=K answer normally, 503, or reset
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
   /redirect?status=S&to=URL&key=K (any method)  answers S with Location: URL, counted under K
@@ -88,8 +91,15 @@ def release_event(key):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
+    # Seconds added to the Date header of the response being written (/cached's date=).
+    date_offset = 0.0
+
     def log_message(self, *args):
         pass
+
+    def date_time_string(self, timestamp=None):
+        from email.utils import formatdate
+        return formatdate((timestamp or time.time()) + self.date_offset, usegmt=True)
 
     def _query(self):
         return {k: v[-1] for k, v in parse_qs(urlparse(self.path).query).items()}
@@ -185,6 +195,12 @@ class Handler(BaseHTTPRequestHandler):
             return
         if route == "/cached":
             return self._cached(q)
+        if route.startswith("/documents/"):
+            # /cached without a query: the key and the settings are path segments,
+            # /documents/K/name=value/... (a URL that heuristic freshness applies to).
+            parts = route.split("/")[2:]
+            settings = dict(part.split("=", 1) for part in parts[1:] if "=" in part)
+            return self._cached({"key": parts[0], **settings})
         if route == "/varied":
             # A response with Vary: ?vary, counted under ?key, that says which values it saw.
             key = q.get("key", "")
@@ -309,18 +325,35 @@ class Handler(BaseHTTPRequestHandler):
             return
         if state == "503":
             return self._send(503, b'{"error": "down"}')
+        if q.get("delay"):
+            time.sleep(float(q["delay"]))
+        try:
+            self.date_offset = float(q.get("date", "0"))
+            self._cached_answer(q, key, etag, n)
+        finally:
+            self.date_offset = 0.0
+
+    def _cached_answer(self, q, key, etag, n):
+        from email.utils import formatdate
         extra = {}
         if etag:
             extra["ETag"] = '"%s"' % etag
         if q.get("lm"):
             extra["Last-Modified"] = "Wed, 21 Oct 2015 07:28:00 GMT"
+        if q.get("lmago"):
+            extra["Last-Modified"] = formatdate(time.time() - float(q["lmago"]), usegmt=True)
         if q.get("cc"):
             extra["Cache-Control"] = q["cc"]
+        if q.get("age"):
+            extra["Age"] = q["age"]
+        expires = q.get("expires")
+        if expires:
+            extra["Expires"] = expires[4:] if expires.startswith("raw:") else formatdate(time.time() + float(expires), usegmt=True)
         conditional = self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since")
         if conditional:
             with COUNTS_LOCK:
                 COUNTS[key + ":304"] = COUNTS.get(key + ":304", 0) + 1
-            if (etag and self.headers.get("If-None-Match") == '"%s"' % etag) or (q.get("lm") and self.headers.get("If-Modified-Since")):
+            if (etag and self.headers.get("If-None-Match") == '"%s"' % etag) or ((q.get("lm") or q.get("lmago")) and self.headers.get("If-Modified-Since")):
                 self.send_response(304)
                 for name, value in extra.items():
                     self.send_header(name, value)

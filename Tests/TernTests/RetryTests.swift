@@ -147,12 +147,6 @@ import Testing
         #expect(seen.withLock { $0 } == [1])
     }
 
-    @Test func httpDatesParse() throws {
-        let date = try #require(RetryPolicy.httpDate("Sun, 06 Nov 1994 08:49:37 GMT"))
-        #expect(date.timeIntervalSince1970 == 784_111_777)
-        #expect(RetryPolicy.httpDate("yesterday") == nil)
-    }
-
     @Test func anAttemptThatOutlivesItsOwnDeadlineIsRetried() async throws {
         let key = Fixture.uniqueKey("attempt-timeout")
         var policy = RetryPolicy.exponential(maxAttempts: 4, baseDelay: 0.01)

@@ -10,13 +10,25 @@ final class CachePlan: Sendable {
     let cache: ResponseCache
     /// The request's headers: what a varying response's variants are chosen by.
     let requestHeaders: [String: String]
+    /// The request's own `Cache-Control`, read when the server decides freshness.
+    let requestDirectives: CacheDirectives
+    /// Starts one background revalidation of this request's entry (`stale-while-revalidate`).
+    private let revalidation: (@Sendable () -> Void)?
     private let found = Locked<CachedResponse?>(nil)
+    /// Whether the attempt is a revalidation this plan made conditional.
+    private let conditionalSent = Locked(false)
 
-    init(policy: CachePolicy, key: CacheKey, cache: ResponseCache, requestHeaders: [String: String] = [:]) {
+    init(
+        policy: CachePolicy, key: CacheKey, cache: ResponseCache, requestHeaders: [String: String] = [:],
+        revalidation: (@Sendable () -> Void)? = nil
+    ) {
         self.policy = policy
         self.key = key
         self.cache = cache
         self.requestHeaders = requestHeaders
+        self.requestDirectives =
+            policy.freshness == .server ? CacheDirectives(requestHeaders.headerValue(named: "Cache-Control")) : .none
+        self.revalidation = revalidation
     }
 
     /// The entry that answers this request in `level` (memory, or memory then disk): the key's
@@ -40,7 +52,22 @@ final class CachePlan: Sendable {
     }
 
     /// Whether the request reads the cache before the network.
-    var reads: Bool { policy.read != .networkOnly }
+    var reads: Bool { readMode != .networkOnly }
+
+    /// The read mode the request runs with: the policy's, or cache-only for a request that says
+    /// `only-if-cached`.
+    var readMode: CachePolicy.ReadMode { requestDirectives.onlyIfCached ? .cacheOnly : policy.read }
+
+    /// Whether the exchange revalidates an entry (its request made conditional here): identical
+    /// revalidations share one exchange.
+    var isRevalidating: Bool { conditionalSent.withLock { $0 } }
+
+    /// Starts the background revalidation of a stale entry just answered with, unless one for
+    /// the same entry is already running.
+    func revalidateInBackground() {
+        guard let revalidation, cache.beginRevalidating(key.text) else { return }
+        revalidation()
+    }
 
     /// Whether storing a network response may be slow: a disk write, or a store predicate (user code).
     var mayBeSlowToStore: Bool { policy.write.contains(.disk) || policy.shouldStore != nil }
@@ -53,15 +80,16 @@ final class CachePlan: Sendable {
     /// `request` with `If-None-Match` / `If-Modified-Since` from `entry`'s validators, if it has any.
     func conditional(_ request: URLRequest, on entry: CachedResponse?) -> URLRequest {
         guard let entry, entry.hasValidator else { return request }
+        conditionalSent.withLock { $0 = true }
         var request = request
         if let etag = entry.header("ETag") { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         if let date = entry.header("Last-Modified") { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
         return request
     }
 
-    /// Removes an expired entry nothing can use: no validator, and stale entries are not served.
-    func dropIfUseless(_ entry: CachedResponse) {
-        guard !entry.isFresh(maxAge: policy.maxAge), !entry.hasValidator, !policy.servesStaleOnError else { return }
+    /// Removes an entry that cannot answer and nothing can use: no validator, and no stale use left.
+    func dropIfUseless(_ entry: CachedResponse, use: CacheUse) {
+        guard use == .revalidate, !isWorthKeeping(entry) else { return }
         cache.remove(storageKey(of: entry))
     }
 
@@ -74,7 +102,7 @@ final class CachePlan: Sendable {
             // A request that joined a shared call another request made conditional has no entry
             // of its own yet: the one in the cache is the one the 304 confirms.
             guard let entry = found.withLock({ $0 }) ?? entryInAnyLevel() else { return outcome }
-            let refreshed = entry.revalidated(by: raw.response)
+            let refreshed = entry.revalidated(by: raw.response, exchangeDuration: raw.metrics?.total ?? 0)
             if !policy.write.isEmpty { cache.store(refreshed, for: storageKey(of: entry), in: policy.write) }
             // The revalidating exchange's metrics stay: it was a network round trip.
             return refreshed.raw(.revalidated, metrics: raw.metrics).map(Result.success) ?? outcome
@@ -88,19 +116,23 @@ final class CachePlan: Sendable {
     }
 
     private func stale() -> Result<RawResponse, TernError>? {
-        guard policy.servesStaleOnError else { return nil }
-        let entry = found.withLock { $0 } ?? entryInAnyLevel()
-        return entry?.raw(.stale).map(Result.success)
+        guard policy.servesStaleOnError || policy.freshness == .server,
+            let entry = found.withLock({ $0 }) ?? entryInAnyLevel(), mayServeOnError(entry)
+        else { return nil }
+        return entry.raw(.stale).map(Result.success)
     }
 
-    /// Stores a network response when the policy writes, HTTP allows (`Cache-Control: no-store`)
-    /// and the store predicate agrees. Runs after decoding, off the transport's thread when it may be slow.
+    /// Stores a network response when the policy writes, HTTP allows (`no-store` in the response,
+    /// or in the request when the server decides freshness) and the store predicate agrees. Runs
+    /// after decoding, off the transport's thread when it may be slow.
     @discardableResult
     func storeIfAllowed<Value>(_ response: Response<Value>) -> Bool {
         guard response.source == .network, !policy.write.isEmpty,
-            (200..<300).contains(response.statusCode), response.statusCode != 206
+            (200..<300).contains(response.statusCode), response.statusCode != 206, !requestDirectives.noStore
         else { return false }
         if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return false }
+        let duration = response.metrics?.total ?? 0
+        if policy.freshness == .server, !isWorthStoring(response.httpResponse, duration: duration) { return false }
         if let shouldStore = policy.shouldStore,
             !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value))
         {
@@ -109,7 +141,8 @@ final class CachePlan: Sendable {
         // A response that varies is stored as a variant, found through an index at the key;
         // one that varies on `*` matches no later request and is not stored.
         guard let vary = response.header("Vary") else {
-            cache.store(CachedResponse(response.httpResponse, body: response.data, key: key), for: key, in: policy.write)
+            let entry = CachedResponse(response.httpResponse, body: response.data, key: key, exchangeDuration: duration)
+            cache.store(entry, for: key, in: policy.write)
             return true
         }
         guard let names = CacheVariant.names(inVary: vary) else { return false }
@@ -117,10 +150,28 @@ final class CachePlan: Sendable {
         // the request that elicited it.
         let variant = CacheVariant(names: names, requestHeaders: response.request.allHTTPHeaderFields ?? requestHeaders)
         let variantKey = key.variant(variant)
-        let stored = CachedResponse(response.httpResponse, body: response.data, key: variantKey, variant: variant)
+        let stored = CachedResponse(
+            response.httpResponse, body: response.data, key: variantKey, variant: variant, exchangeDuration: duration)
         cache.store(stored, for: variantKey, in: policy.write)
         cache.store(.variantIndex(varyingOn: names, key: key, url: stored.url), for: key, in: policy.write)
         return true
+    }
+}
+
+extension CachePlan {
+    /// Whether a response is of any use stored, by what it says: fresh for a while, or with a
+    /// validator, or with a stale window (a response that is neither is never read back).
+    fileprivate func isWorthStoring(_ response: HTTPURLResponse, duration: TimeInterval) -> Bool {
+        var headers: [String: String] = [:]
+        for case let (name as String, value as String) in response.allHeaderFields { headers[name] = value }
+        let freshness = ServerFreshness(
+            headers: headers, url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, received: Date(),
+            exchangeDuration: duration)
+        if freshness.lifetime > freshness.initialAge { return true }
+        if headers.headerValue(named: "ETag") != nil || headers.headerValue(named: "Last-Modified") != nil { return true }
+        let directives = freshness.directives
+        return !freshness.forbidsStale
+            && (policy.servesStaleOnError || directives.staleIfError != nil || directives.staleWhileRevalidate != nil)
     }
 }
 
@@ -133,12 +184,36 @@ extension CachedResponse {
 
 extension Client {
     /// The cache plan for a request, or nil when its policy does not touch the cache or the
-    /// request cannot be cached (methods other than GET, HEAD and POST; raw-data uploads).
+    /// request cannot be cached (methods other than GET, HEAD and POST — GET and HEAD only when
+    /// the server decides freshness; raw-data uploads).
     func cachePlan<Value>(for request: Request<Value>, _ urlRequest: URLRequest, policy: CachePolicy) -> CachePlan? {
-        guard policy.isActive, [.get, .head, .post].contains(request.method) else { return nil }
+        let methods: [HTTPMethod] = policy.freshness == .server ? [.get, .head] : [.get, .head, .post]
+        guard policy.isActive, methods.contains(request.method) else { return nil }
         if case .data = request.body?.content { return nil }
         guard let key = CacheKey(urlRequest, policy: policy) else { return nil }
-        return CachePlan(policy: policy, key: key, cache: responseCache, requestHeaders: urlRequest.allHTTPHeaderFields ?? [:])
+        let revalidation = policy.freshness == .server ? backgroundRevalidation(of: request, policy: policy, key: key) : nil
+        return CachePlan(
+            policy: policy, key: key, cache: responseCache, requestHeaders: urlRequest.allHTTPHeaderFields ?? [:],
+            revalidation: revalidation)
+    }
+
+    /// What revalidates `request`'s stale entry in the background: the same request, with every
+    /// hook, that revalidates whatever it finds, stores the outcome, and tells nobody.
+    private func backgroundRevalidation<Value>(of request: Request<Value>, policy: CachePolicy, key: CacheKey) -> @Sendable () -> Void {
+        { [weak self] in
+            guard let self else { return }
+            var revalidating = request
+            var policy = policy
+            policy.read = .cacheElseNetwork
+            policy.revalidatesAlways = true
+            revalidating.cachePolicy = policy
+            revalidating.repeatStrategy = .allow
+            revalidating.lifetime = .untilFinished
+            revalidating.progress = nil
+            revalidating.progressObserver = nil
+            let cache = responseCache
+            _ = perform(revalidating, queue: .immediate) { _, _ in cache.endRevalidating(key.text) }
+        }
     }
 }
 

@@ -1,9 +1,13 @@
 import Foundation
 
-/// How a request uses the client's response cache: where it reads from, where it writes to, how
-/// long an entry stays fresh, what the key is made of and what may be stored.
+/// How a request uses the client's response cache: where it reads from, where it writes to, who
+/// decides how long an entry stays fresh (the app's `maxAge`, or the server's `Cache-Control`),
+/// what the key is made of and what may be stored.
 ///
 /// ```swift
+/// // What the server says (RFC 9111), as URLSession and OkHttp do:
+/// let forecast = Request<Forecast>("forecast/chengdu").caching(.http)
+/// // What the app says: cached favourites first, then fresh ones; only business successes stored.
 /// let favourites = Request<[City]>("favourites").caching(.init(read: .cacheThenNetwork, write: .both, maxAge: 300,
 ///                                                             shouldStore: { $0.json?["code"]?.int == 0 }))
 /// ```
@@ -38,6 +42,18 @@ public struct CachePolicy: Sendable {
         public static let both: Write = [.memory, .disk]
     }
 
+    /// Who decides how long a stored response stays fresh.
+    public enum Freshness: Sendable, Equatable {
+        /// The app: `maxAge`. The response's `Cache-Control` is read for `no-store` only. The default.
+        case app
+        /// The server, as a private cache does by RFC 9111: the response's `Cache-Control`
+        /// (`max-age`, `no-cache`, `must-revalidate`, `stale-while-revalidate`, `stale-if-error`),
+        /// `Expires`, `Date` and `Age`, else a heuristic from `Last-Modified`; and the request's own
+        /// `Cache-Control` (`no-cache`, `max-age`, `min-fresh`, `max-stale`, `only-if-cached`,
+        /// `no-store`). `maxAge` is ignored. Only GET and HEAD responses are stored.
+        case server
+    }
+
     /// Where the request looks first; `.networkOnly` by default.
     public var read: ReadMode
     /// Where a response is stored; `.none` by default.
@@ -60,15 +76,21 @@ public struct CachePolicy: Sendable {
     /// Runs off the main thread, after decoding. Nil stores every 2xx response.
     public var shouldStore: (@Sendable (StoreCandidate) -> Bool)?
     /// When the network fails (a transport error or a 5xx), deliver a cached entry however old,
-    /// marked `.stale`, instead of the error.
+    /// marked `.stale`, instead of the error. With `.server` freshness, not an entry whose
+    /// response said `must-revalidate` or `no-cache`.
     public var servesStaleOnError: Bool
+    /// Who decides freshness: the app's `maxAge` (`.app`, the default) or the server's headers.
+    public var freshness: Freshness
+    /// Every stored entry is revalidated before use: a background revalidation's own request.
+    var revalidatesAlways = false
 
     /// Creates a policy.
     public init(
         read: ReadMode = .networkOnly, write: Write = .none, maxAge: TimeInterval = 0,
         keyHeaders: [String] = [], ignoredParameters: Set<String> = [], namespace: String = "",
         keyTransform: (@Sendable (String) -> String)? = nil,
-        shouldStore: (@Sendable (StoreCandidate) -> Bool)? = nil, servesStaleOnError: Bool = false
+        shouldStore: (@Sendable (StoreCandidate) -> Bool)? = nil, servesStaleOnError: Bool = false,
+        freshness: Freshness = .app
     ) {
         self.read = read
         self.write = write
@@ -79,10 +101,17 @@ public struct CachePolicy: Sendable {
         self.keyTransform = keyTransform
         self.shouldStore = shouldStore
         self.servesStaleOnError = servesStaleOnError
+        self.freshness = freshness
     }
 
     /// No cache at all: the default.
     public static let disabled = CachePolicy()
+
+    /// A private HTTP cache, as the server says (RFC 9111): a fresh entry answers without the
+    /// network, a stale one is revalidated (or answered at once within `stale-while-revalidate`,
+    /// while one background revalidation runs), responses go to memory and disk. What a client
+    /// that simply wants caching should use.
+    public static let http = CachePolicy(read: .cacheElseNetwork, write: .both, freshness: .server)
 
     /// Whether the policy touches the cache at all.
     var isActive: Bool { read != .networkOnly || !write.isEmpty || servesStaleOnError }
@@ -113,7 +142,9 @@ public enum ResponseSource: Sendable, Equatable {
     case cache
     /// A cache entry the server confirmed with 304 Not Modified.
     case revalidated
-    /// An expired cache entry delivered because the network failed (`servesStaleOnError`).
+    /// An expired cache entry: delivered because the network failed (`servesStaleOnError`,
+    /// `stale-if-error`), or because the request or the response allowed it (`max-stale`,
+    /// `stale-while-revalidate`).
     case stale
 }
 

@@ -17,8 +17,17 @@ struct CachedResponse: Sendable {
     let vary: String?
     /// The header names of a variant index (parsed once); nil for a response.
     let variantNames: [String]?
+    /// What its headers say about its freshness (read once: a hit only does arithmetic).
+    let freshness: ServerFreshness
 
-    init(url: URL, status: Int, headers: [String: String], body: Data, storedAt: Date, keyText: String, variant: CacheVariant? = nil) {
+    /// An entry stored at `storedAt`, when it arrived after an exchange of `exchangeDuration`
+    /// seconds; `initialAge`: its age on arrival, when already worked out (read back from disk).
+    init(
+        url: URL, status: Int, headers: [String: String], body: Data, storedAt: Date, keyText: String, variant: CacheVariant? = nil,
+        exchangeDuration: TimeInterval = 0, initialAge: TimeInterval? = nil
+    ) {
+        self.freshness = ServerFreshness(
+            headers: headers, url: url, status: status, received: storedAt, exchangeDuration: exchangeDuration, initialAge: initialAge)
         self.vary = headers.headerValue(named: "Vary")
         self.variantNames = status == 0 ? CacheVariant.names(inVary: vary ?? "") : nil
         self.url = url
@@ -30,14 +39,17 @@ struct CachedResponse: Sendable {
         self.variant = variant
     }
 
-    init(_ response: HTTPURLResponse, body: Data, key: CacheKey, storedAt: Date = Date(), variant: CacheVariant? = nil) {
+    init(
+        _ response: HTTPURLResponse, body: Data, key: CacheKey, storedAt: Date = Date(), variant: CacheVariant? = nil,
+        exchangeDuration: TimeInterval = 0
+    ) {
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
         self.init(
             url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, headers: headers,
-            body: body, storedAt: storedAt, keyText: key.text, variant: variant)
+            body: body, storedAt: storedAt, keyText: key.text, variant: variant, exchangeDuration: exchangeDuration)
     }
 
     /// The entry kept at a varying response's key: not a response, but the names of the headers
@@ -74,8 +86,9 @@ struct CachedResponse: Sendable {
         HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
     }
 
-    /// The same entry, refreshed by a 304: stored now, with the 304's headers merged over the old.
-    func revalidated(by response: HTTPURLResponse) -> CachedResponse {
+    /// The same entry, refreshed by a 304 that took `exchangeDuration` seconds: stored now, with
+    /// the 304's headers merged over the old (RFC 9111 §3.2), its freshness read from the result.
+    func revalidated(by response: HTTPURLResponse, exchangeDuration: TimeInterval = 0) -> CachedResponse {
         var merged = headers
         for (name, value) in response.allHeaderFields {
             guard let name = name as? String, let value = value as? String,
@@ -84,19 +97,21 @@ struct CachedResponse: Sendable {
             merged = merged.filter { !ResponseHead.sameName($0.key, name) }
             merged[name] = value
         }
-        return CachedResponse(url: url, status: status, headers: merged, body: body, storedAt: Date(), keyText: keyText, variant: variant)
+        return CachedResponse(
+            url: url, status: status, headers: merged, body: body, storedAt: Date(), keyText: keyText, variant: variant,
+            exchangeDuration: exchangeDuration)
     }
 
     // MARK: - Disk form
 
     /// The metadata stored beside the body: a small line format (JSON decoding is slow on Linux).
-    /// `tern-cache 2`, status, stored-at milliseconds, URL, base64 key text, the variant (`-` for
-    /// none), then `name: value` header lines (header values never contain line breaks). Version
-    /// 1, without the variant line, is still read.
+    /// `tern-cache 3`, status, stored-at milliseconds, URL, base64 key text, the variant (`-` for
+    /// none), the age on arrival in milliseconds, then `name: value` header lines (header values
+    /// never contain line breaks). Version 2 (no age line) and 1 (no variant line either) are still read.
     var metadata: Data {
         var lines = [
-            "tern-cache 2", String(status), String(Int64(storedAt.timeIntervalSince1970 * 1000)), url.absoluteString,
-            Data(keyText.utf8).base64EncodedString(), variant?.text ?? "-",
+            "tern-cache 3", String(status), String(Int64(storedAt.timeIntervalSince1970 * 1000)), url.absoluteString,
+            Data(keyText.utf8).base64EncodedString(), variant?.text ?? "-", String(Int64(freshness.initialAge * 1000)),
         ]
         lines += headers.map { "\($0.key): \($0.value)" }
         return Data(lines.joined(separator: "\n").utf8)
@@ -104,11 +119,13 @@ struct CachedResponse: Sendable {
 
     init?(body: Data, metadata: Data) {
         let lines = String(decoding: metadata, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        let version = lines.first == "tern-cache 2" ? 2 : lines.first == "tern-cache 1" ? 1 : 0
-        guard version > 0, lines.count >= 4 + version, let status = Int(lines[1]), let milliseconds = Int64(lines[2]),
-            let url = URL(string: String(lines[3])), let keyData = Data(base64Encoded: String(lines[4]))
+        let version = lines.first.flatMap { $0.hasPrefix("tern-cache ") ? Int($0.dropFirst(11)) : nil } ?? 0
+        guard (1...3).contains(version), lines.count >= 4 + version, let status = Int(lines[1]),
+            let milliseconds = Int64(lines[2]), let url = URL(string: String(lines[3])),
+            let keyData = Data(base64Encoded: String(lines[4]))
         else { return nil }
-        let variant = version == 2 && lines[5] != "-" ? CacheVariant(text: String(lines[5])) : nil
+        let variant = version >= 2 && lines[5] != "-" ? CacheVariant(text: String(lines[5])) : nil
+        let initialAge = version >= 3 ? Int64(lines[6]).map { TimeInterval($0) / 1000 } : nil
         var headers: [String: String] = [:]
         for line in lines.dropFirst(4 + version) {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -117,6 +134,6 @@ struct CachedResponse: Sendable {
         self.init(
             url: url, status: status, headers: headers, body: body,
             storedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), keyText: String(decoding: keyData, as: UTF8.self),
-            variant: variant)
+            variant: variant, initialAge: initialAge)
     }
 }

@@ -20,6 +20,8 @@ final class ResponseCache: Sendable {
     private let diskConfiguration: DiskCache.Configuration
     private let reopenDelay: TimeInterval
     private let disk: Locked<Disk>
+    /// The keys whose entries a background revalidation is renewing now.
+    private let revalidating = Locked<Set<String>>([])
 
     /// A cache whose disk level is `store` when given (already open, maybe shared with other
     /// clients), or one opened at `directory` with `disk` on first use.
@@ -32,6 +34,17 @@ final class ResponseCache: Sendable {
         self.diskConfiguration = disk
         self.disk = Locked(store.map(Disk.open) ?? .unopened)
         self.reopenDelay = reopenDelay
+    }
+
+    /// Marks `key`'s entry as being revalidated in the background; false when it already is
+    /// (one background revalidation per entry at a time).
+    func beginRevalidating(_ key: String) -> Bool {
+        revalidating.withLock { $0.insert(key).inserted }
+    }
+
+    /// The background revalidation of `key`'s entry ended.
+    func endRevalidating(_ key: String) {
+        _ = revalidating.withLock { $0.remove(key) }
     }
 
     /// A cache whose disk level has TernCache's defaults but for its size limit.

@@ -135,15 +135,6 @@ extension RetryPolicy {
     static func retryAfter(_ error: TernError, now: Date = Date()) -> TimeInterval? {
         guard let value = error.responseHeader("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = TimeInterval(value) { return seconds }
-        return httpDate(value).map { $0.timeIntervalSince(now) }
-    }
-
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form HTTP requires senders to use.
-    static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
+        return HTTPDate.parse(value).map { $0.timeIntervalSince(now) }
     }
 }

@@ -80,8 +80,8 @@ import Testing
         let legacy = CachedResponse(http, body: Data("old".utf8), key: key)
         #expect(!legacy.matches(["Accept-Language": "en"]))
         let metadata = Data(
-            String(decoding: legacy.metadata, as: UTF8.self).replacingOccurrences(of: "tern-cache 2", with: "tern-cache 1")
-                .replacingOccurrences(of: "\n-\n", with: "\n").utf8)
+            String(decoding: legacy.metadata, as: UTF8.self).replacingOccurrences(of: "tern-cache 3", with: "tern-cache 1")
+                .replacingOccurrences(of: "\n-\n0\n", with: "\n").utf8)
         let read = try #require(CachedResponse(body: legacy.body, metadata: metadata))
         #expect(read.variant == nil && !read.matches([:]))
         // The current form keeps its variant through the disk.

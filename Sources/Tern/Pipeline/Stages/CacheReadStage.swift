@@ -3,10 +3,12 @@ import Foundation
 /// The cache-read stage (per call): what the response cache says before the network.
 ///
 /// A memory hit is decided inline; a disk read runs on a background queue, and a request that
-/// stopped running meanwhile (cancelled, timed out) stops there. Then, by the policy's read mode:
-/// a fresh entry answers the request (`cacheElseNetwork`, `cacheOnly`) or is delivered as a hit
-/// before the network attempt (`cacheThenNetwork`); a stale entry with a validator makes the
-/// network attempt conditional (`If-None-Match`, `If-Modified-Since`).
+/// stopped running meanwhile (cancelled, timed out) stops there. The plan says how the entry may
+/// serve (fresh, stale but allowed, or only once revalidated); then, by the read mode: an entry
+/// that may serve answers the request (`cacheElseNetwork`, `cacheOnly`; a stale one within
+/// `stale-while-revalidate` starts one background revalidation) or is delivered as a hit before
+/// the network attempt (`cacheThenNetwork`); an entry that must be revalidated makes the network
+/// attempt conditional (`If-None-Match`, `If-Modified-Since`) when it has a validator.
 struct CacheReadStage: Sendable {
     /// What the request does after reading the cache.
     enum Outcome: Sendable {
@@ -40,20 +42,29 @@ struct CacheReadStage: Sendable {
 
     private func outcome(found entry: CachedResponse?) -> Outcome {
         plan.remember(entry)
-        if let entry { plan.dropIfUseless(entry) }
-        let fresh = entry.flatMap { $0.isFresh(maxAge: plan.policy.maxAge) ? $0.raw(.cache) : nil }
-        monitor?.send(fresh == nil ? .cacheMiss : .cacheHit(.cache))
-        switch plan.policy.read {
+        let use = entry.map { plan.use(of: $0) } ?? .revalidate
+        if let entry { plan.dropIfUseless(entry, use: use) }
+        let answer: RawResponse? =
+            switch use {
+            case .fresh: entry?.raw(.cache)
+            case .stale: entry?.raw(.stale)
+            case .revalidate: nil
+            }
+        monitor?.send(answer.map { .cacheHit($0.source) } ?? .cacheMiss)
+        switch plan.readMode {
         case .networkOnly:
             return .network(request)
         case .cacheElseNetwork, .cacheOnly:
-            if let fresh { return .answer(.success(fresh)) }
-            if plan.policy.read == .cacheOnly { return .answer(.failure(.cacheMiss(url: request.url))) }
+            if let answer {
+                if case .stale(revalidate: true) = use, plan.readMode == .cacheElseNetwork { plan.revalidateInBackground() }
+                return .answer(.success(answer))
+            }
+            if plan.readMode == .cacheOnly { return .answer(.failure(.cacheMiss(url: request.url))) }
             return .network(plan.conditional(request, on: entry))
         case .cacheThenNetwork:
             let conditional = plan.conditional(request, on: entry)
-            guard let fresh else { return .network(conditional) }
-            return .hitThenNetwork(fresh, conditional)
+            guard let answer else { return .network(conditional) }
+            return .hitThenNetwork(answer, conditional)
         }
     }
 }

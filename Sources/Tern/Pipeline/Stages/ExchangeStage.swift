@@ -21,12 +21,23 @@ extension Call {
         guard let (sent, exchange) = exchange(for: urlRequest, attempt: route) else { return }
         monitor?.send(.attemptStarted(attempt: number, request: sent))
         let attempt = Attempt(route, sending: urlRequest, exchange: exchange, call: self)
-        let identity = options.repeatStrategy == .share && !movesFiles ? RequestIdentity(sent, naming: options.identityHeaders) : nil
+        let identity = sharedIdentity(of: sent)
         guard let task = client.exchanges.start(exchange, for: id, sharing: identity, events: { attempt.receive($0) })
         else {
             return fail(.clientInvalidated)  // the transport was invalidated after `send` checked
         }
         attach(task, attempt: number)
+    }
+
+    /// What an exchange of `sent` may share an identical one by: its identity under
+    /// `RepeatStrategy.share`; every header of it when it revalidates a cache entry (requests
+    /// revalidating the same entry make one exchange); nil when it goes alone.
+    private func sharedIdentity(of sent: URLRequest) -> RequestIdentity? {
+        guard !movesFiles else { return nil }
+        if plan?.isRevalidating == true {
+            return RequestIdentity(sent, naming: Set((sent.allHTTPHeaderFields ?? [:]).keys).union(options.identityHeaders))
+        }
+        return options.repeatStrategy == .share ? RequestIdentity(sent, naming: options.identityHeaders) : nil
     }
 
     /// The attempt of `route` meets an offline device: fails at once, or waits for the network.
