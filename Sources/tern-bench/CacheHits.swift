@@ -2,8 +2,8 @@ import Foundation
 import Tern
 
 /// `tern-bench --cache-hits`: latency from `send` to the callback of a memory-cache hit (also of
-/// one of three variants of a response with `Vary`), a disk-cache hit and a network round trip to
-/// the local server, for the same 1 KB request (raw
+/// one of three variants of a response with `Vary`), a disk-cache hit — each level also with the
+/// server deciding freshness (`Cache-Control: max-age`) — and a network round trip to the local server, for the same 1 KB request (raw
 /// `Data`: decoding is the serializer's cost, not the cache's), one request at a time. Prints
 /// p50, p90 and p99 in µs.
 enum CacheHits {
@@ -23,9 +23,13 @@ enum CacheHits {
         // No memory level: a disk hit would otherwise be promoted to memory and measured as one.
         let disk = client(CachePolicy(read: .cacheElseNetwork, write: .disk), "disk", memoryLimit: 0)
         let network = client(.disabled, "network")
+        let serverMemory = client(CachePolicy(read: .cacheElseNetwork, write: .memory, freshness: .server), "server-memory")
+        let serverDisk = client(CachePolicy(read: .cacheElseNetwork, write: .disk, freshness: .server), "server-disk", memoryLimit: 0)
+        let fresh = Request<Data>("fresh/1k.json")
         // Fill the caches (and warm the connection) first; three variants of a response that
         // varies on Accept-Language, the row reading the second.
         for client in [memory, disk, network] { _ = latency(client, request) }
+        for client in [serverMemory, serverDisk] { _ = latency(client, fresh) }
         let variants = ["zh", "en", "fr"].map { Request<Data>("varied/1k.json", headers: ["Accept-Language": $0]) }
         for variant in variants { _ = latency(memory, variant) }
 
@@ -35,7 +39,9 @@ enum CacheHits {
             ("memory-cache hit", memory, { chained($0, request, count: $1) }),
             ("memory-cache hit, decoded as `JSON`", memory, { chained($0, Request<JSON>("1k.json"), count: $1) }),
             ("memory-cache hit, one of three `Vary` variants", memory, { chained($0, variants[1], count: $1) }),
+            ("memory-cache hit, freshness from `Cache-Control`", serverMemory, { chained($0, fresh, count: $1) }),
             ("disk-cache hit", disk, { chained($0, request, count: $1) }),
+            ("disk-cache hit, freshness from `Cache-Control`", serverDisk, { chained($0, fresh, count: $1) }),
             ("network round trip (nginx, loopback)", network, { chained($0, request, count: $1) }),
         ]
         for (name, client, measure) in rows {

@@ -108,6 +108,13 @@ func readmeProgress(weatherAPI: Client) async throws -> Data {
     return image
 }
 
+func cachingServerPolicy() async throws {
+    let api = Client(baseURL: "https://api.example.com") { $0.cachePolicy = .http }
+    let forecast = try await api.send(Request<JSON>("forecast/chengdu"))   // fresh for max-age seconds
+    // forecast.source: .network, .cache, .revalidated (a 304 confirmed the entry) or .stale
+    _ = forecast
+}
+
 func readmeCachePolicy(weatherAPI: Client) async throws {
     let forecastPolicy = CachePolicy(
         read: .cacheThenNetwork,              // cached value first, then the network's
@@ -419,9 +426,10 @@ func readmeTourLifecycle(api: Client, screen: AnyObject, text: String) {
     api.cancel(tag: "search")                              // or cancel(url:), cancelAll()
 }
 
-func readmeTourCache(api: Client) {
+func readmeTourCache() {
+    let api = Client(baseURL: "https://api.example.com") { $0.cachePolicy = .http }  // as the server says
     let forecast = Request<JSON>("forecast", query: ["city": "101010100"])
-        .caching(CachePolicy(read: .cacheThenNetwork, write: .both, maxAge: 600))
+        .caching(CachePolicy(read: .cacheThenNetwork, write: .both, maxAge: 600))     // as the app says
     api.send(forecast, cached: { hit in show(hit.json) }, completion: { result in
         if case .success(let fresh) = result { show(fresh.json) }
     })

@@ -54,7 +54,7 @@ struct CacheDirectives: Sendable, Equatable {
     private init() {}
 
     /// Delta-seconds (RFC 9111 §1.2.2): digits only; a value past 2³¹ counts as 2³¹.
-    private static func seconds(_ text: String?) -> TimeInterval? {
+    static func seconds(_ text: String?) -> TimeInterval? {
         guard let text, !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return min(TimeInterval(text) ?? .infinity, 2_147_483_648)
     }

@@ -32,7 +32,12 @@ struct ServerFreshness: Sendable {
         if let knownAge {
             initialAge = knownAge
         } else {
-            let ageValue = headers.headerValue(named: "Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            // `Age` is one delta-seconds: of a list the first member counts, and an invalid
+            // value is ignored (RFC 9111 §5.1).
+            let ageValue =
+                headers.headerValue(named: "Age").flatMap {
+                    CacheDirectives.seconds($0.split(separator: ",").first?.trimmingCharacters(in: .whitespaces))
+                } ?? 0
             initialAge = max(0, received.timeIntervalSince(date), ageValue + max(0, exchangeDuration))
         }
         if let maxAge = directives.maxAge {

@@ -94,6 +94,12 @@ import Testing
         #expect(ahead.initialAge == 0 && ahead.age(resident: 12) == 12)
     }
 
+    @Test func anAgeIsOneDeltaSecondsValue() {
+        for (value, age) in [("7200", 7_200.0), ("7200, 0", 7_200), ("0,7200", 0), ("-7200", 0), ("7200.0", 0), ("abc", 0)] {
+            #expect(Self.freshness(["Age": value]).initialAge == age, "\(value)")
+        }
+    }
+
     @Test func theAgeOnArrivalSurvivesTheDisk() throws {
         let http = HTTPURLResponse(
             url: Self.url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=600", "Age": "42"])!
