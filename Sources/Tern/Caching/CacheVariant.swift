@@ -14,11 +14,13 @@ struct CacheVariant: Sendable, Equatable {
 
     /// The variant `requestHeaders` select among a response's that varies on `names`.
     init(names: [String], requestHeaders: [String: String]) {
-        text = names.map { name in
+        func pair(_ name: String) -> String {
             let encodedName = Self.encoded(name)
             guard let value = requestHeaders.headerValue(named: name) else { return encodedName }
             return encodedName + ":" + Self.encoded(Self.normalised(value))
-        }.joined(separator: "&")
+        }
+        // Most responses vary on one header: no array, no join.
+        text = names.count == 1 ? pair(names[0]) : names.map(pair).joined(separator: "&")
     }
 
     /// The header names a `Vary` value lists, lowercased, sorted, each once; nil for `*`, which

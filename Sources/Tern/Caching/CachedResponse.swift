@@ -81,11 +81,6 @@ struct CachedResponse: Sendable {
     /// Whether the server gave a validator to revalidate the entry with.
     var hasValidator: Bool { header("ETag") != nil || header("Last-Modified") != nil }
 
-    /// The stored response as an `HTTPURLResponse`, for the normal delivery path.
-    func httpResponse() -> HTTPURLResponse? {
-        HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
-    }
-
     /// The same entry, refreshed by a 304 that took `exchangeDuration` seconds: stored now, with
     /// the 304's headers merged over the old (RFC 9111 §3.2), its freshness read from the result.
     func revalidated(by response: HTTPURLResponse, exchangeDuration: TimeInterval = 0) -> CachedResponse {

@@ -152,7 +152,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         let context = rules?.context(
             for: outcome, request: route.request ?? urlRequest, attempt: route.attempt, tags: tags, requestStarted: started.uptime)
         var result: Result<Response<Value>, TernError>
-        if case .success(let raw) = outcome, destination.startsOver(after: raw.response) {
+        if case .success(let raw) = outcome, destination.startsOver(afterStatus: raw.head.statusCode) {
             return retry(after: 0, from: route, error: nil)  // a stale partial file: from byte 0
         }
         switch rules?.verdict(on: outcome, context: context) ?? .proceed {
@@ -183,7 +183,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     private func store(_ response: Response<Value>) {
         if plan?.storeIfAllowed(response) == true { monitor?.send(.cacheStored) }
         let stale = CacheInvalidation.urls(
-            method: method, target: urlRequest.url, response: response.httpResponse, storesResponse: plan?.policy.write.isEmpty == false)
+            method: method, target: urlRequest.url, response: response.head, storesResponse: plan?.policy.write.isEmpty == false)
         if !stale.isEmpty { client.responseCache.invalidate(stale) }
     }
 

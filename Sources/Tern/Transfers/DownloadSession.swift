@@ -119,13 +119,13 @@ final class DownloadSession: Sendable {
         state.withLock { state in state.digest?.update(chunk) }
     }
 
-    /// Whether the attempt that got `response` should be followed by one from byte 0: the server
+    /// Whether the attempt answered with `statusCode` should be followed by one from byte 0: the server
     /// refused the range (416) of a partial file it no longer matches, or answered with a 206
     /// that cannot continue it (another version, another range). The partial file is removed
     /// first. The next attempt asks for no range, so a request starts over at most once so.
-    func startsOver(after response: HTTPURLResponse) -> Bool {
+    func startsOver(afterStatus statusCode: Int) -> Bool {
         let (offset, mismatch) = state.withLock { ($0.requestedOffset, $0.mismatch) }
-        guard offset > 0, response.statusCode == 416 || mismatch != nil else { return false }
+        guard offset > 0, statusCode == 416 || mismatch != nil else { return false }
         removePartial()
         return true
     }

@@ -66,10 +66,10 @@ enum ResponseDestination: Sendable {
         if case .file(let download) = self { download.ended() }
     }
 
-    /// Whether `response` shows that a download's partial file cannot be continued: the next
+    /// Whether a response of `statusCode` shows that a download's partial file cannot be continued: the next
     /// attempt starts from byte 0.
-    func startsOver(after response: HTTPURLResponse) -> Bool {
-        if case .file(let download) = self { download.startsOver(after: response) } else { false }
+    func startsOver(afterStatus statusCode: Int) -> Bool {
+        if case .file(let download) = self { download.startsOver(afterStatus: statusCode) } else { false }
     }
 
     /// The file a download's complete network response was moved to; nil for other destinations.

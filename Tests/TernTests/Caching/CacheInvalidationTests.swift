@@ -69,7 +69,8 @@ import Testing
             HTTPURLResponse(url: target, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
         }
         let urls = { (method: HTTPMethod, response: HTTPURLResponse, stores: Bool) in
-            CacheInvalidation.urls(method: method, target: target, response: response, storesResponse: stores).map(\.absoluteString)
+            CacheInvalidation.urls(method: method, target: target, response: ResponseHead(response), storesResponse: stores).map(
+                \.absoluteString)
         }
         #expect(urls(.delete, response(204), false) == ["https://api.example.com/items/5"])
         #expect(urls(.get, response(200), false).isEmpty && urls(.delete, response(404), false).isEmpty)
