@@ -102,7 +102,7 @@ final class CachePlan: Sendable {
             // A request that joined a shared call another request made conditional has no entry
             // of its own yet: the one in the cache is the one the 304 confirms.
             guard let entry = found.withLock({ $0 }) ?? entryInAnyLevel() else { return outcome }
-            let refreshed = entry.revalidated(by: raw.response, exchangeDuration: raw.metrics?.total ?? 0)
+            let refreshed = entry.revalidated(by: raw.head, exchangeDuration: raw.metrics?.total ?? 0)
             if !policy.write.isEmpty { cache.store(refreshed, for: storageKey(of: entry), in: policy.write) }
             // The revalidating exchange's metrics stay: it was a network round trip.
             return .success(refreshed.raw(.revalidated, metrics: raw.metrics))
@@ -132,7 +132,7 @@ final class CachePlan: Sendable {
         else { return false }
         if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return false }
         let duration = response.metrics?.total ?? 0
-        if policy.freshness == .server, !isWorthStoring(response.httpResponse, duration: duration) { return false }
+        if policy.freshness == .server, !isWorthStoring(response.head, duration: duration) { return false }
         if let shouldStore = policy.shouldStore,
             !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value))
         {
@@ -141,7 +141,7 @@ final class CachePlan: Sendable {
         // A response that varies is stored as a variant, found through an index at the key;
         // one that varies on `*` matches no later request and is not stored.
         guard let vary = response.header("Vary") else {
-            let entry = CachedResponse(response.httpResponse, body: response.data, key: key, exchangeDuration: duration)
+            let entry = CachedResponse(response.head, body: response.data, key: key, exchangeDuration: duration)
             cache.store(entry, for: key, in: policy.write)
             return true
         }
@@ -151,7 +151,7 @@ final class CachePlan: Sendable {
         let variant = CacheVariant(names: names, requestHeaders: response.request.allHTTPHeaderFields ?? requestHeaders)
         let variantKey = key.variant(variant)
         let stored = CachedResponse(
-            response.httpResponse, body: response.data, key: variantKey, variant: variant, exchangeDuration: duration)
+            response.head, body: response.data, key: variantKey, variant: variant, exchangeDuration: duration)
         cache.store(stored, for: variantKey, in: policy.write)
         cache.store(.variantIndex(varyingOn: names, key: key, url: stored.url), for: key, in: policy.write)
         return true
@@ -161,9 +161,8 @@ final class CachePlan: Sendable {
 extension CachePlan {
     /// Whether a response is of any use stored, by what it says: fresh for a while, or with a
     /// validator, or with a stale window (a response that is neither is never read back).
-    fileprivate func isWorthStoring(_ response: HTTPURLResponse, duration: TimeInterval) -> Bool {
-        var headers: [String: String] = [:]
-        for case let (name as String, value as String) in response.allHeaderFields { headers[name] = value }
+    fileprivate func isWorthStoring(_ response: ResponseHead, duration: TimeInterval) -> Bool {
+        let headers = response.headerFields
         let freshness = ServerFreshness(
             headers: headers, url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, received: Date(),
             exchangeDuration: duration)

@@ -43,12 +43,16 @@ struct CachedResponse: Sendable {
         _ response: HTTPURLResponse, body: Data, key: CacheKey, storedAt: Date = Date(), variant: CacheVariant? = nil,
         exchangeDuration: TimeInterval = 0
     ) {
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name] = value }
-        }
+        self.init(ResponseHead(response), body: body, key: key, storedAt: storedAt, variant: variant, exchangeDuration: exchangeDuration)
+    }
+
+    /// An entry for a response's `head` (read from its parts: no `HTTPURLResponse` is built).
+    init(
+        _ head: ResponseHead, body: Data, key: CacheKey, storedAt: Date = Date(), variant: CacheVariant? = nil,
+        exchangeDuration: TimeInterval = 0
+    ) {
         self.init(
-            url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, headers: headers,
+            url: head.url ?? URL(fileURLWithPath: "/"), status: head.statusCode, headers: head.headerFields,
             body: body, storedAt: storedAt, keyText: key.text, variant: variant, exchangeDuration: exchangeDuration)
     }
 
@@ -83,12 +87,10 @@ struct CachedResponse: Sendable {
 
     /// The same entry, refreshed by a 304 that took `exchangeDuration` seconds: stored now, with
     /// the 304's headers merged over the old (RFC 9111 §3.2), its freshness read from the result.
-    func revalidated(by response: HTTPURLResponse, exchangeDuration: TimeInterval = 0) -> CachedResponse {
+    func revalidated(by response: ResponseHead, exchangeDuration: TimeInterval = 0) -> CachedResponse {
         var merged = headers
-        for (name, value) in response.allHeaderFields {
-            guard let name = name as? String, let value = value as? String,
-                !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased())
-            else { continue }
+        for (name, value) in response.headerFields
+        where !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) {
             merged = merged.filter { !ResponseHead.sameName($0.key, name) }
             merged[name] = value
         }

@@ -54,7 +54,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         clock.received = 0
         announced = 0
         clock.head = DispatchTime.now().uptimeNanoseconds
-        let (keepsBody, resumedFrom) = call.destination.responseStarted(response.httpResponse)
+        let (keepsBody, resumedFrom) = call.destination.responseStarted(response)
         self.keepsBody = keepsBody
         countsDownload = !Self.isFollowedRedirect(response, policy: call.options.redirectPolicy)
         if countsDownload { progress?.responseStarted(response, resumedFrom: resumedFrom) }

@@ -36,13 +36,13 @@ enum ResponseDestination: Sendable {
 
     /// A new response head: whether its body is kept in memory (a download's error body, a body
     /// the reader refused), and the offset a download resumed from.
-    func responseStarted(_ response: HTTPURLResponse) -> (keepsBody: Bool, resumedFrom: Int64) {
+    func responseStarted(_ response: ResponseHead) -> (keepsBody: Bool, resumedFrom: Int64) {
         switch self {
         case .memory: return (true, 0)
         case .file(let download):
-            let (toFile, resumedFrom) = download.responseStarted(response)
+            let (toFile, resumedFrom) = download.responseStarted(response.httpResponse)
             return (!toFile, resumedFrom)
-        case .chunks(let sink): return (!sink.accepts(response), 0)
+        case .chunks(let sink): return (!sink.accepts(response.httpResponse), 0)
         }
     }
 
