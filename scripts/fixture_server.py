@@ -21,7 +21,8 @@ Loopback only. Endpoints (all GET unless noted):
   /release?key=H            lets every request held under H go on (and any that comes later)
   /cached?key=K&etag=E&lm=1&cc=C&code=N  a cacheable JSON resource (see _cached), counted under K;
                         date=S age=S expires=S|raw:V lmago=S delay=S set Date, Age, Expires,
-                        Last-Modified (seconds from now) and a delay before answering
+                        Last-Modified (seconds from now) and a delay before answering; hold=H
+                        holds the answer until /release?key=H
   /documents/K/name=value/...  /cached with its settings in the path (no query)
   /cached-state?key=K&state=up|503|reset  makes /cached?key=K answer normally, 503, or reset
   /echo (any method)        200, JSON with method, path, query, headers, body (text)
@@ -327,6 +328,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(503, b'{"error": "down"}')
         if q.get("delay"):
             time.sleep(float(q["delay"]))
+        if q.get("hold"):
+            release_event(q["hold"]).wait(60)
         try:
             self.date_offset = float(q.get("date", "0"))
             self._cached_answer(q, key, etag, n)

@@ -116,8 +116,11 @@ final class CachePlan: Sendable {
     }
 
     private func stale() -> Result<RawResponse, TernError>? {
-        guard policy.servesStaleOnError || policy.freshness == .server,
-            let entry = found.withLock({ $0 }) ?? entryInAnyLevel(), mayServeOnError(entry)
+        guard policy.servesStaleOnError || policy.freshness == .server else { return nil }
+        // A request that read the cache knows what is there: no second (disk) read for a miss.
+        let remembered = found.withLock { $0 }
+        guard let entry = remembered ?? (reads && policy.freshness == .server ? nil : entryInAnyLevel()),
+            mayServeOnError(entry)
         else { return nil }
         return .success(entry.raw(.stale))
     }

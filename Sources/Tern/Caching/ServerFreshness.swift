@@ -110,15 +110,17 @@ extension CachePlan {
         return staleness <= window
     }
 
-    /// Whether an entry that cannot answer now is still worth keeping: it has a validator, or
-    /// can answer when the server fails.
+    /// Whether an entry that cannot answer now is still worth keeping: it has a validator, is
+    /// still fresh by the response (a request's own directives refused it), or can answer when
+    /// the server fails.
     func isWorthKeeping(_ entry: CachedResponse, now: Date = Date()) -> Bool {
         if entry.hasValidator { return true }
         guard policy.freshness == .server else { return policy.servesStaleOnError }
         let freshness = entry.freshness
+        let staleness = freshness.age(resident: now.timeIntervalSince(entry.storedAt)) - freshness.lifetime
+        if staleness < 0 { return true }
         guard !freshness.forbidsStale else { return false }
         if policy.servesStaleOnError { return true }
-        let staleness = freshness.age(resident: now.timeIntervalSince(entry.storedAt)) - freshness.lifetime
         let window = max(freshness.directives.staleIfError ?? -1, freshness.directives.staleWhileRevalidate ?? -1)
         return staleness <= window
     }

@@ -23,17 +23,20 @@ import Testing
     @Test func staleWhileRevalidateAnswersAtOnceAndRevalidatesOnceInTheBackground() async throws {
         let key = Fixture.uniqueKey("swr")
         var policy = CachePolicy.http
-        policy.ignoredParameters = ["delay"]  // the slow request below reads the entry the fast one stored
+        policy.ignoredParameters = ["hold"]  // the held request below reads the entry the first one stored
         let client = try CacheFixture.client(policy)
         // Stale on arrival (100 s old, fresh for 10) but within its 600 s window.
         let settings = ["cc": "max-age=10, stale-while-revalidate=600", "date": "-100", "etag": "w"]
         _ = try await client.send(Self.resource(key, settings))
-        // The server now takes 4 s: every answer below comes while the revalidation is in flight.
+        // The server now holds its answers until released: every answer below comes while the
+        // background revalidation is in flight, however slow the machine.
+        let held = settings.merging(["hold": key]) { $1 }
         var answers: [Response<JSON>] = []
-        for _ in 0..<5 { answers.append(try await client.send(Self.resource(key, settings.merging(["delay": "4"]) { $1 }))) }
+        for _ in 0..<5 { answers.append(try await client.send(Self.resource(key, held))) }
         #expect(answers.allSatisfy { $0.source == .stale && $0.json["n"]?.int == 1 })
         // Five stale answers, one background revalidation: received, not yet answered.
         #expect(try await Self.awaitHits(key, 2) == (2, 0))
+        try await Fixture.release(key)
         // It ends with a 304 that renews the entry.
         #expect(try await Self.awaitHits(key, 2, conditional: 1) == (2, 1))
     }
@@ -98,11 +101,18 @@ import Testing
 
     @Test func concurrentRevalidationsOfOneEntryMakeOneExchange() async throws {
         let key = Fixture.uniqueKey("one-revalidation")
-        let client = try CacheFixture.client(.http)
-        let settings = ["cc": "max-age=0", "etag": "c", "delay": "0.5"]
+        var policy = CachePolicy.http
+        policy.ignoredParameters = ["hold"]
+        let client = try CacheFixture.client(policy)
+        let settings = ["cc": "max-age=0", "etag": "c"]
         _ = try await client.send(Self.resource(key, settings))
+        // The server holds the revalidation until every request has had time to join it.
+        let held = Self.resource(key, settings.merging(["hold": key]) { $1 })
         let sources = try await withThrowingTaskGroup(of: ResponseSource.self) { group in
-            for _ in 0..<4 { group.addTask { try await client.send(Self.resource(key, settings)).source } }
+            for _ in 0..<4 { group.addTask { try await client.send(held).source } }
+            _ = try await Self.awaitHits(key, 2)
+            try await Task.sleep(milliseconds: 1_000)
+            try await Fixture.release(key)
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(sources == Array(repeating: .revalidated, count: 4))

@@ -115,6 +115,17 @@ import Testing
         #expect(try await CacheFixture.hits(key) == (3, 2))
     }
 
+    @Test func anEntryARequestRefusedStaysWhileItIsFresh() async throws {
+        let key = Fixture.uniqueKey("refused")
+        let client = try CacheFixture.client(.http)
+        _ = try await client.send(Self.resource(key, ["cc": "max-age=600"]))
+        // This request wants a new answer and keeps none: the fresh entry is not its to drop.
+        let refusing = Self.resource(key, ["cc": "max-age=600"], header: ("Cache-Control", "no-cache, no-store"))
+        #expect(try await client.send(refusing).source == .network)
+        let later = try await client.send(Self.resource(key, ["cc": "max-age=600"]))
+        #expect(later.source == .cache && later.json["n"]?.int == 1)
+    }
+
     @Test func requestMaxStaleAcceptsAStaleEntry() async throws {
         let key = Fixture.uniqueKey("max-stale")
         let client = try CacheFixture.client(.http)
