@@ -134,29 +134,28 @@ final class CachePlan: Sendable {
             (200..<300).contains(response.statusCode), response.statusCode != 206, !requestDirectives.noStore
         else { return false }
         if let control = response.header("Cache-Control")?.lowercased(), control.contains("no-store") { return false }
-        let duration = response.metrics?.total ?? 0
-        if policy.freshness == .server, !isWorthStoring(response.head, duration: duration) { return false }
+        // A response that varies is stored as a variant, found through an index at the key;
+        // one that varies on `*` matches no later request and is not stored.
+        var names: [String]?
+        var variant: CacheVariant?
+        if let vary = response.header("Vary") {
+            guard let varying = CacheVariant.names(inVary: vary) else { return false }
+            // The headers the request was sent with (adapters' included): a response is stored
+            // for the request that elicited it.
+            names = varying
+            variant = CacheVariant(names: varying, requestHeaders: response.request.allHTTPHeaderFields ?? requestHeaders)
+        }
+        let storageKey = variant.map(key.variant) ?? key
+        let entry = CachedResponse(
+            response.head, body: response.data, key: storageKey, variant: variant, exchangeDuration: response.metrics?.total ?? 0)
+        if policy.freshness == .server, !isWorthStoring(entry) { return false }
         if let shouldStore = policy.shouldStore,
             !shouldStore(StoreCandidate(httpResponse: response.httpResponse, data: response.data, value: response.value))
         {
             return false
         }
-        // A response that varies is stored as a variant, found through an index at the key;
-        // one that varies on `*` matches no later request and is not stored.
-        guard let vary = response.header("Vary") else {
-            let entry = CachedResponse(response.head, body: response.data, key: key, exchangeDuration: duration)
-            cache.store(entry, for: key, in: policy.write)
-            return true
-        }
-        guard let names = CacheVariant.names(inVary: vary) else { return false }
-        // The headers the request was sent with (adapters' included): a response is stored for
-        // the request that elicited it.
-        let variant = CacheVariant(names: names, requestHeaders: response.request.allHTTPHeaderFields ?? requestHeaders)
-        let variantKey = key.variant(variant)
-        let stored = CachedResponse(
-            response.head, body: response.data, key: variantKey, variant: variant, exchangeDuration: duration)
-        cache.store(stored, for: variantKey, in: policy.write)
-        cache.store(.variantIndex(varyingOn: names, key: key, url: stored.url), for: key, in: policy.write)
+        cache.store(entry, for: storageKey, in: policy.write)
+        if let names { cache.store(.variantIndex(varyingOn: names, key: key, url: entry.url), for: key, in: policy.write) }
         return true
     }
 }
@@ -164,13 +163,9 @@ final class CachePlan: Sendable {
 extension CachePlan {
     /// Whether a response is of any use stored, by what it says: fresh for a while, or with a
     /// validator, or with a stale window (a response that is neither is never read back).
-    fileprivate func isWorthStoring(_ response: ResponseHead, duration: TimeInterval) -> Bool {
-        let headers = response.headerFields
-        let freshness = ServerFreshness(
-            headers: headers, url: response.url ?? URL(fileURLWithPath: "/"), status: response.statusCode, received: Date(),
-            exchangeDuration: duration)
-        if freshness.lifetime > freshness.initialAge { return true }
-        if headers.headerValue(named: "ETag") != nil || headers.headerValue(named: "Last-Modified") != nil { return true }
+    fileprivate func isWorthStoring(_ entry: CachedResponse) -> Bool {
+        let freshness = entry.freshness
+        if freshness.lifetime > freshness.initialAge || entry.hasValidator { return true }
         let directives = freshness.directives
         return !freshness.forbidsStale
             && (policy.servesStaleOnError || directives.staleIfError != nil || directives.staleWhileRevalidate != nil)

@@ -61,6 +61,11 @@ struct ServerFreshness: Sendable {
         initialAge + max(0, resident)
     }
 
+    /// Seconds past its lifetime `resident` seconds after it was stored (negative while fresh).
+    func staleness(resident: TimeInterval) -> TimeInterval {
+        age(resident: resident) - lifetime
+    }
+
     /// Whether the response forbids any use once stale (`must-revalidate`, `no-cache`).
     var forbidsStale: Bool { directives.mustRevalidate || directives.noCache }
 }
@@ -105,7 +110,7 @@ extension CachePlan {
         let freshness = entry.freshness
         guard !freshness.forbidsStale else { return false }
         if policy.servesStaleOnError { return true }
-        let staleness = freshness.age(resident: now.timeIntervalSince(entry.storedAt)) - freshness.lifetime
+        let staleness = freshness.staleness(resident: now.timeIntervalSince(entry.storedAt))
         let window = max(freshness.directives.staleIfError ?? -1, requestDirectives.staleIfError ?? -1)
         return staleness <= window
     }
@@ -117,7 +122,7 @@ extension CachePlan {
         if entry.hasValidator { return true }
         guard policy.freshness == .server else { return policy.servesStaleOnError }
         let freshness = entry.freshness
-        let staleness = freshness.age(resident: now.timeIntervalSince(entry.storedAt)) - freshness.lifetime
+        let staleness = freshness.staleness(resident: now.timeIntervalSince(entry.storedAt))
         if staleness < 0 { return true }
         guard !freshness.forbidsStale else { return false }
         if policy.servesStaleOnError { return true }
