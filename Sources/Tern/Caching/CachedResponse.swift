@@ -88,7 +88,9 @@ struct CachedResponse: Sendable {
     /// The same entry, refreshed by a 304 that took `exchangeDuration` seconds: stored now, with
     /// the 304's headers merged over the old (RFC 9111 §3.2), its freshness read from the result.
     func revalidated(by response: ResponseHead, exchangeDuration: TimeInterval = 0) -> CachedResponse {
-        var merged = headers
+        // The entry's age starts again from the 304's own `Age` (none: it came fresh from the
+        // server), never from the one the first response arrived with.
+        var merged = headers.filter { !ResponseHead.sameName($0.key, "Age") }
         for (name, value) in response.headerFields
         where !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) {
             merged = merged.filter { !ResponseHead.sameName($0.key, name) }
