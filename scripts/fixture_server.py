@@ -58,6 +58,7 @@ Loopback only. Endpoints (all GET unless noted):
   /cookie-jar/set?NAME=VALUE  302 to /cookie-jar/show with Set-Cookie: NAME=VALUE; Path=/cookie-jar
   /cookie-jar/show          200 {"cookie": the request's Cookie header}
   Transfers (downloads with Range, server-sent events, multipart uploads): see fixture_transfers.py
+  /effects/NAME (Idempotency-Key honoured, effects counted): see fixture_effects.py
 """
 import argparse
 import json
@@ -72,6 +73,7 @@ from urllib.parse import urlparse, parse_qs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_transfers  # noqa: E402
+import fixture_effects  # noqa: E402
 from pooled_server import PooledHTTPServer  # noqa: E402
 
 
@@ -196,6 +198,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if route == "/cached":
             return self._cached(q)
+        if route.startswith("/effects/"):
+            return self._effects(route)
         if route.startswith("/documents/"):
             # /cached without a query: the key and the settings are path segments,
             # /documents/K/name=value/... (a URL that heuristic freshness applies to).
@@ -519,8 +523,17 @@ class Handler(BaseHTTPRequestHandler):
         }
         self._send(200, json.dumps(payload).encode())
 
+    def _token(self, key):
+        with COUNTS_LOCK:
+            return "t%d" % STATES.get(key + ":generation", 0)
+
+    def _effects(self, route):
+        return fixture_effects.handle(self, route[len("/effects/"):], self._query(), release_event, self._token)
+
     def _any(self):
         route = urlparse(self.path).path
+        if route.startswith("/effects/"):
+            return self._effects(route)
         if route.startswith("/redirect"):
             return self._redirect(route, self._query())
         if route == "/flaky":

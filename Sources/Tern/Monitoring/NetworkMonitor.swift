@@ -60,6 +60,7 @@ public final class NetworkMonitor: Sendable {
     private let queue = DispatchQueue(label: "Tern.NetworkMonitor")
 
     private enum Source: Sendable {
+        case manual
         case polling(SendableTimer, @Sendable () -> NetworkStatus)
         #if canImport(Network)
         case path(PathMonitorBox)
@@ -88,6 +89,20 @@ public final class NetworkMonitor: Sendable {
         timer.source.setEventHandler { [weak self] in self?.update(status()) }
         timer.source.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
         timer.source.resume()
+    }
+
+    /// A monitor whose status changes only when `report(_:)` says so: for tests (TernStubs plays
+    /// an offline period with one) and for apps with a connectivity source of their own.
+    public init(status: NetworkStatus) {
+        self.state = Locked(State(status: status))
+        self.source = .manual
+    }
+
+    /// Sets the status of a monitor made with `init(status:)` and tells the change to its
+    /// handlers; ignored by monitors that watch the system.
+    public func report(_ status: NetworkStatus) {
+        guard case .manual = source else { return }
+        update(status)
     }
 
     #if canImport(Network)
@@ -119,6 +134,7 @@ public final class NetworkMonitor: Sendable {
 
     deinit {
         switch source {
+        case .manual: break
         case .polling(let timer, _): timer.source.cancel()
         #if canImport(Network)
         case .path(let box): box.cancel()

@@ -147,6 +147,12 @@ public struct Request<Value: Sendable>: Sendable {
         get { extras?.values.progressObserver }
         set { editExtras { $0.progressObserver = newValue } }
     }
+    /// Whether the URL and body were built before (an outbox item): parameter and URL hooks do
+    /// not run again.
+    var isPrebuilt: Bool {
+        get { extras?.values.isPrebuilt ?? false }
+        set { editExtras { $0.isPrebuilt = newValue } }
+    }
     /// Every setting above that is not stored inline; nil while all of them have their defaults.
     var extras: RequestExtrasBox?
 

@@ -53,11 +53,11 @@ enum RequestBuilder {
         try SettingCheck.check(request, timeout: options.timeout, deadline: options.deadline)
         var query = request.query
         var body = request.body
-        if let hooks, !hooks.parameterRewriters.isEmpty {
+        if let hooks, !hooks.parameterRewriters.isEmpty, !request.isPrebuilt {
             (query, body) = try rewriteParameters(request, with: hooks.parameterRewriters)
         }
         var url = try URLBuilder.makeURL(request.url, baseURL: settings.baseURL, parameters: query, encoding: settings.parameterEncoding)
-        if let hooks, !hooks.urlRewriters.isEmpty {
+        if let hooks, !hooks.urlRewriters.isEmpty, !request.isPrebuilt {
             url = try rewriteURL(url, with: hooks.urlRewriters)
         }
         var urlRequest = URLRequest(url: url)

@@ -27,6 +27,7 @@ struct RequestExtras: Sendable {
     var download: DownloadTarget?
     var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)?
     var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
+    var isPrebuilt = false
 
     /// Every setting at its default: what a request without a box reads.
     static let defaults = RequestExtras()

@@ -32,6 +32,14 @@ enum FileIO {
         guard written else { throw failure(path) }
     }
 
+    /// Flushes the file at `path` to the disk (`fsync`); a file that cannot be opened is left alone.
+    static func flush(_ path: String) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
     /// The file's bytes, or nil when it is missing or does not hold exactly `expectedSize` bytes.
     static func read(_ path: String, expectedSize: Int) -> Data? {
         let descriptor = open(path, O_RDONLY)

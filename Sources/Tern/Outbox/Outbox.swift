@@ -1,0 +1,222 @@
+import Foundation
+import TernCache
+
+/// Requests that must reach the server exactly once, even when the user acts offline and the app
+/// is killed before the network returns: a "like", a sent message, a submitted form.
+///
+/// `enqueue` stores the request on disk (its URL, method, headers and body) with an
+/// `Idempotency-Key` generated once, and returns only when it is there; the outbox then sends it
+/// at once when online, and again, with the same key, until the server answers: when the network
+/// returns, at each launch (items of earlier runs are replayed), and on `replay()`. Items of one
+/// ordering group go one at a time in the order accepted; groups go concurrently.
+/// ```swift
+/// let outbox = try Outbox(client: api)
+/// let id = try outbox.enqueue(Request<JSON>("favourites", method: .post, body: .json(["city": "成都"])))
+/// for await event in outbox.events { if case .delivered(let item) = event, item.id == id { done() } }
+/// ```
+/// A 2xx delivers the item; a 4xx other than 408, 425 and 429 fails it for good (kept for the app
+/// to inspect, `retry` or `cancel`); a 5xx, those three, a lost connection or a timeout is tried
+/// again after a backoff (or the server's `Retry-After`). The client's hooks, authentication and
+/// retry policy apply to every send. A kill at any moment loses no accepted item; a kill between
+/// a send and the record of its answer sends it again with the same key, which a server that
+/// honours `Idempotency-Key` answers without a second effect.
+/// Thread safety: safe to use from any thread.
+public final class Outbox: Sendable {
+    /// The client every item is sent with.
+    public let client: Client
+    /// The configuration the outbox was opened with.
+    public let configuration: OutboxConfiguration
+    /// The directory the outbox keeps its items in.
+    public let directory: URL
+    let state: Locked<OutboxState>
+    let hub: OutboxEventHub
+    /// Where outcomes are recorded and sends started, one at a time.
+    let work = DispatchQueue(label: "Tern.Outbox")
+    private let networkToken = Locked<NetworkMonitorToken?>(nil)
+
+    /// Opens the outbox in `configuration`'s directory (creating it) and starts sending what an
+    /// earlier run left in it.
+    /// - Throws: `OutboxError.storage` when the store cannot open, `.directoryInUse` when another
+    ///   outbox of this process has the directory open.
+    public init(client: Client, configuration: OutboxConfiguration = OutboxConfiguration()) throws(OutboxError) {
+        let directory = configuration.resolvedDirectory.standardizedFileURL
+        guard Self.openDirectories.withLock({ $0.insert(directory.path).inserted }) else { throw .directoryInUse(directory) }
+        let store: OutboxStore
+        let records: [OutboxStore.Record]
+        do {
+            store = try OutboxStore(directory: directory, synchronous: configuration.flushesEachWrite)
+            _ = try store.purgeDelivered(finishedBefore: Self.milliseconds(Date()) - Int64(configuration.keepsDeliveredFor * 1000))
+            records = try store.records()
+        } catch {
+            Self.openDirectories.withLock { _ = $0.remove(directory.path) }
+            throw .storage(error)
+        }
+        self.client = client
+        self.configuration = configuration
+        self.directory = directory
+        let state = OutboxState(store: OutboxStoreBox(store), records: records)
+        self.state = Locked(state)
+        hub = OutboxEventHub(callbackQueue: client.configuration.callbackQueue, pendingCount: state.pendingCount)
+        hub.attach(self)
+        if let monitor = configuration.networkMonitor ?? client.configuration.networkMonitor {
+            self.state.withLock { $0.isOffline = !monitor.status.isReachable }
+            let token = monitor.onChange { [weak self] status in self?.networkChanged(isReachable: status.isReachable) }
+            networkToken.withLock { $0 = token }
+        }
+        schedulePump()
+    }
+
+    deinit { close() }
+
+    /// The directories open in this process: one outbox per directory.
+    private static let openDirectories = Locked(Set<String>())
+
+    /// Stores `request` and sends it when it can; returns once the item is on disk.
+    ///
+    /// The request is built now, as its client would send it (its group's base URL and headers,
+    /// parameter encodings and parameter and URL hooks); the client's own headers, adapters and
+    /// authentication apply at each send. A body from a file or a large multipart form is copied
+    /// beside the store. Progress handlers, tags and lifetimes do not apply to outbox items.
+    /// - Parameters:
+    ///   - convertible: The request (or endpoint) to send.
+    ///   - orderingGroup: Items with the same group are sent one at a time in the order accepted
+    ///     (a conversation's messages); nil sends this item independently.
+    /// - Returns: The item's id, to keep beside your own record of the action.
+    /// - Throws: `OutboxError`: a limit reached, a request that cannot be built, a store that
+    ///   failed, or a closed outbox. Nothing is stored then.
+    @discardableResult
+    public func enqueue<Value>(
+        _ convertible: some RequestConvertible<Value>, orderingGroup: String? = nil
+    ) throws(OutboxError) -> OutboxItem.ID {
+        let request = convertible.makeRequest()
+        guard let temporaryPath = state.withLock({ $0.store?.store.temporaryPath }) else { throw .closed }
+        let built: OutboxRequest.Built
+        do { built = try OutboxRequest.build(request, client: client, temporaryPath: temporaryPath) } catch { throw .invalidRequest(error) }
+        let id = UUID().uuidString.lowercased()
+        var record = OutboxStore.Record(
+            id: id, orderingGroup: orderingGroup, apiGroup: request.group?.name, method: built.method.rawValue,
+            url: built.url.absoluteString, headers: built.headers, bodyFile: built.temporaryFile == nil ? nil : id,
+            bodySize: built.bodySize, idempotencyKey: UUID().uuidString.lowercased(), created: Self.milliseconds(Date()))
+        let original = OutboxRequest.Original(group: request.group, retryPolicy: request.retryPolicy)
+        let result: Result<OutboxItem, OutboxError> = state.withLock { state in
+            guard let box = state.store else { return .failure(.closed) }
+            if let limit = state.limitReached(adding: record.bodySize, configuration) {
+                if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
+                return .failure(.limitReached(limit))
+            }
+            do throws(CacheError) {
+                if let file = built.temporaryFile { try box.store.adoptBodyFile(temporaryName: file, as: id) }
+                record.seq = try box.store.insert(record, body: built.body)
+            } catch {
+                if built.temporaryFile != nil { try? FileManager.default.removeItem(atPath: box.store.bodiesPath + "/" + id) }
+                return .failure(.storage(error))
+            }
+            state.add(record, original: original)
+            let item = state.item(record)
+            hub.publish([.enqueued(item)], pendingCount: state.pendingCount)
+            return .success(item)
+        }
+        let item = try result.get()
+        schedulePump()
+        return item.id
+    }
+
+    /// Every item kept: waiting, sending, failed, and delivered within `keepsDeliveredFor`, in
+    /// the order they were accepted.
+    public var items: [OutboxItem] {
+        state.withLock { state in state.records.values.sorted { $0.seq < $1.seq }.map { state.item($0) } }
+    }
+
+    /// The item with `id`, if it is kept.
+    public func item(_ id: OutboxItem.ID) -> OutboxItem? {
+        state.withLock { state in state.seq(of: id).flatMap { state.records[$0] }.map { state.item($0) } }
+    }
+
+    /// How many items are still to be sent (queued or sending): a badge's number.
+    public var pendingCount: Int { state.withLock { $0.pendingCount } }
+
+    /// What happens to items from now on, in order. The first stream made also receives what
+    /// happened before anyone listened (items of an earlier run replayed at launch). Ends when
+    /// the outbox closes.
+    public var events: AsyncStream<OutboxEvent> { hub.stream(takesBacklog: true) }
+
+    /// The number of items still to be sent now, then each time it changes.
+    public var pendingCounts: AsyncStream<Int> { hub.pendingCounts() }
+
+    /// Receives the events on the client's callback queue; held weakly. The first delegate set
+    /// also receives what happened before anyone listened.
+    public var delegate: (any OutboxDelegate)? {
+        get { hub.delegate }
+        set { hub.delegate = newValue }
+    }
+
+    /// Waits until the item is delivered, failed or cancelled, and returns it (nil when it was
+    /// cancelled, is unknown, or the outbox closed first).
+    public func outcome(of id: OutboxItem.ID) async -> OutboxItem? {
+        let stream = hub.stream(takesBacklog: false)
+        guard let current = item(id) else { return nil }
+        guard current.isPending else { return current }
+        for await event in stream {
+            switch event {
+            case .delivered(let item) where item.id == id, .failed(let item) where item.id == id: return item
+            case .removed(let removed) where removed == id: return nil
+            default: continue
+            }
+        }
+        return item(id).flatMap { $0.isPending ? nil : $0 }
+    }
+
+    /// Removes an item: a queued one is never sent, a failed or delivered one is forgotten. One
+    /// being sent is cancelled, but it may already have reached the server.
+    /// - Returns: Whether the item was kept.
+    @discardableResult
+    public func cancel(_ id: OutboxItem.ID) -> Bool {
+        let (found, handle) = state.withLock { state -> (Bool, RequestHandle?) in
+            guard let removed = state.remove(id) else { return (false, nil) }
+            try? state.store?.store.apply(updated: [], removed: [removed.record])
+            hub.publish([.removed(id)], pendingCount: state.pendingCount)
+            return (true, removed.handle)
+        }
+        handle?.cancel()
+        return found
+    }
+
+    /// Sends a failed item again (its age limit counts from now).
+    /// - Returns: False when the item is unknown or has not failed.
+    @discardableResult
+    public func retry(_ id: OutboxItem.ID) -> Bool {
+        let found = state.withLock { state -> Bool in
+            guard let record = state.requeue(id, now: Self.milliseconds(Date())) else { return false }
+            try? state.store?.store.apply(updated: [record], removed: [])
+            hub.publish([.willRetry(state.item(record), after: 0)], pendingCount: state.pendingCount)
+            return true
+        }
+        if found { schedulePump() }
+        return found
+    }
+
+    /// Sends every queued item now, without waiting for its backoff to pass (a "sync now" button).
+    public func replay() {
+        state.withLock { $0.dueAt.removeAll() }
+        schedulePump()
+    }
+
+    /// Closes the outbox: sends in flight are cancelled (their items stay queued for the next
+    /// open), streams end, the store closes. Later calls throw `OutboxError.closed`. Idempotent.
+    public func close() {
+        let (handles, wasOpen) = state.withLock { state -> ([RequestHandle], Bool) in
+            defer { state.store = nil }
+            return (Array(state.handles.values), state.store != nil)
+        }
+        guard wasOpen else { return }
+        networkToken.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
+        handles.forEach { $0.cancel() }
+        Self.openDirectories.withLock { _ = $0.remove(directory.path) }
+        hub.finish()
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import TernCache
+
+/// The outbox's store, kept where only the outbox's lock reaches it.
+// Sendable: the store is only used inside `Outbox.state`'s lock.
+final class OutboxStoreBox: @unchecked Sendable {
+    let store: OutboxStore
+    init(_ store: OutboxStore) { self.store = store }
+}
+
+/// Everything an outbox knows, under its one lock: the items (without their bodies), which are
+/// being sent, which wait for a retry, and the counts its limits check.
+struct OutboxState: Sendable {
+    /// Nil once the outbox closed.
+    var store: OutboxStoreBox?
+    /// Every kept item by sequence number.
+    var records: [Int64: OutboxStore.Record] = [:]
+    var seqByID: [String: Int64] = [:]
+    /// The queued items' sequence numbers, oldest first; entries of items no longer queued are
+    /// skipped, then dropped once they are many.
+    var order: [Int64] = []
+    /// The items being sent, with their ordering group.
+    var sending: [Int64: String?] = [:]
+    var handles: [Int64: RequestHandle] = [:]
+    /// Ordering groups with an item being sent: their next item waits.
+    var busyGroups: Set<String> = []
+    /// When a queued item that failed may be sent again (uptime nanoseconds).
+    var dueAt: [Int64: UInt64] = [:]
+    /// The group and retry policy of items enqueued in this run.
+    var originals: [Int64: OutboxRequest.Original] = [:]
+    /// Outcomes of sends, recorded together in one transaction.
+    var outcomes: [(Int64, OutboxRequest.Outcome)] = []
+    var isDrainScheduled = false
+    /// When the pending wake-up for the next retry fires (uptime nanoseconds), if one is set.
+    var wakeAt: UInt64?
+    /// The network monitor says the device is offline: nothing is sent.
+    var isOffline = false
+    /// Items queued or being sent.
+    var pendingCount = 0
+    /// Items queued, being sent or failed (those that hold a body), and their bodies' bytes.
+    var keptCount = 0
+    var keptBytes: Int64 = 0
+
+    init(store: OutboxStoreBox, records: [OutboxStore.Record]) {
+        self.store = store
+        for record in records { add(record, original: nil) }
+    }
+
+    /// Adds a stored item (accepted now, or by an earlier run).
+    mutating func add(_ record: OutboxStore.Record, original: OutboxRequest.Original?) {
+        records[record.seq] = record
+        seqByID[record.id] = record.seq
+        if let original { originals[record.seq] = original }
+        if record.state != .delivered {
+            keptCount += 1
+            keptBytes += record.bodySize
+        }
+        if record.state == .queued {
+            pendingCount += 1
+            order.append(record.seq)
+        }
+    }
+
+    func seq(of id: OutboxItem.ID) -> Int64? { seqByID[id.rawValue] }
+
+    /// The limit that accepting one more item of `bytes` would pass, if any.
+    func limitReached(adding bytes: Int64, _ configuration: OutboxConfiguration) -> OutboxError.Limit? {
+        if keptCount >= configuration.maximumCount { return .count(configuration.maximumCount) }
+        if keptBytes + bytes > configuration.maximumBytes { return .bytes(configuration.maximumBytes) }
+        return nil
+    }
+
+    /// Forgets the item `id`; returns its record and the handle of its send, if one is in flight.
+    mutating func remove(_ id: OutboxItem.ID) -> (record: OutboxStore.Record, handle: RequestHandle?)? {
+        guard let seq = seqByID.removeValue(forKey: id.rawValue), let record = records.removeValue(forKey: seq) else { return nil }
+        dueAt[seq] = nil
+        originals[seq] = nil
+        if record.state != .delivered {
+            keptCount -= 1
+            keptBytes -= record.bodySize
+        }
+        if record.state == .queued { pendingCount -= 1 }
+        return (record, handles[seq])
+    }
+
+    /// Puts a failed item back in the queue, in its place; returns its record.
+    mutating func requeue(_ id: OutboxItem.ID, now: Int64) -> OutboxStore.Record? {
+        guard let seq = seq(of: id), var record = records[seq], record.state == .failed else { return nil }
+        record.state = .queued
+        record.status = nil
+        record.resultBody = nil
+        record.failure = nil
+        record.finished = nil
+        record.created = now
+        records[seq] = record
+        pendingCount += 1
+        let index = order.firstIndex { $0 > seq } ?? order.endIndex
+        order.insert(seq, at: index)
+        return record
+    }
+
+    /// Ends a queued item for good: delivered, or failed with `failure`.
+    mutating func finish(_ record: inout OutboxStore.Record, delivered: Bool, failure: OutboxFailure?, now: Int64) {
+        record.finished = now
+        record.state = delivered ? .delivered : .failed
+        if let failure {
+            switch failure {
+            case .rejected(let code, let body):
+                record.failure = "rejected"
+                record.status = code
+                record.resultBody = body
+            case .expired: record.failure = "expired"
+            case .unsendable(let reason): record.failure = "unsendable:" + reason
+            }
+        }
+        pendingCount -= 1
+        originals[record.seq] = nil
+        if delivered {
+            keptCount -= 1
+            keptBytes -= record.bodySize
+        }
+        records[record.seq] = record
+    }
+
+    /// The public view of a stored item.
+    func item(_ record: OutboxStore.Record) -> OutboxItem {
+        let state: OutboxItem.State =
+            switch record.state {
+            case .queued: sending[record.seq] != nil ? .sending : .queued
+            case .delivered: .delivered(statusCode: record.status ?? 0)
+            case .failed: .failed(Self.failure(record))
+            }
+        return OutboxItem(
+            id: OutboxItem.ID(record.id), method: HTTPMethod(rawValue: record.method),
+            url: URL(string: record.url) ?? URL(fileURLWithPath: "/"), orderingGroup: record.orderingGroup,
+            idempotencyKey: record.idempotencyKey, enqueuedAt: Date(timeIntervalSince1970: Double(record.created) / 1000),
+            attempts: record.attempts, state: state, lastError: record.lastError, bodySize: Int(record.bodySize),
+            responseBody: record.resultBody, finishedAt: record.finished.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+    }
+
+    private static func failure(_ record: OutboxStore.Record) -> OutboxFailure {
+        let failure = record.failure ?? ""
+        if failure == "rejected" { return .rejected(statusCode: record.status ?? 0, body: record.resultBody ?? Data()) }
+        if failure == "expired" { return .expired }
+        return .unsendable(failure.hasPrefix("unsendable:") ? String(failure.dropFirst("unsendable:".count)) : failure)
+    }
+}
