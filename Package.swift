@@ -29,6 +29,9 @@ let package = Package(
         .executableTarget(name: "tern-soak", dependencies: ["Tern"]),
         // Writes to a disk cache until killed: the crash-safety tests kill it at random moments.
         .executableTarget(name: "tern-cache-writer", dependencies: ["TernCache"]),
+        // Enqueues writes in an outbox until killed: the outbox crash tests kill it at random
+        // moments and count the effects on the fixture server.
+        .executableTarget(name: "tern-outbox-writer", dependencies: ["Tern"]),
         // Downloads and uploads from the command line: the resume tests kill it mid-download and
         // run it again; the large-transfer tests measure its memory on its own.
         .executableTarget(name: "tern-transfer", dependencies: ["Tern"]),

@@ -176,7 +176,7 @@ finish_passes() {
 # would crowd every other test's. StreamingTests checks how much a paused exchange buffers
 # within a second, which a loop starved by the parallel pass cannot keep either; and
 # WebSocketConnectTests counts the process's threads while sixty sockets connect.
-heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests|WebSocketConnectTests'
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|OutboxCrashTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests|WebSocketConnectTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
 all_heavy="\.($heavy_suites|LifecycleStressTests)/"
