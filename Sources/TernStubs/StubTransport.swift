@@ -26,6 +26,7 @@ public final class StubTransport: Transport {
     private struct State {
         var stubs: [Stub] = []
         var received: [URLRequest] = []
+        var isOffline = false
     }
 
     private let state = Locked(State())
@@ -54,9 +55,32 @@ public final class StubTransport: Transport {
         state.withLock { $0.stubs.append(Stub(matcher: matcher, responses: [], handler: handler)) }
     }
 
-    /// Removes every stub and forgets the received requests.
+    /// A connectivity monitor that follows `goOffline()` and `goOnline()` (reachable at first):
+    /// give it to the client (`ClientConfiguration.networkMonitor`) or an `Outbox`, so that your
+    /// tests play an offline period and the return of the network.
+    public let networkMonitor = NetworkMonitor(status: NetworkStatus(isReachable: true, interfaces: [.wifi]))
+
+    /// Whether the stub network is offline (`goOffline()`).
+    public var isOffline: Bool { state.withLock { $0.isOffline } }
+
+    /// Takes the stub network offline: every request fails with `URLError(.notConnectedToInternet)`
+    /// without reaching a stub (nor `receivedRequests`), and `networkMonitor` reports no network.
+    public func goOffline() {
+        state.withLock { $0.isOffline = true }
+        networkMonitor.report(NetworkStatus(isReachable: false))
+    }
+
+    /// Brings the stub network back: stubs answer again, and `networkMonitor` reports the change
+    /// (an outbox then sends what waited).
+    public func goOnline() {
+        state.withLock { $0.isOffline = false }
+        networkMonitor.report(NetworkStatus(isReachable: true, interfaces: [.wifi]))
+    }
+
+    /// Removes every stub, forgets the received requests and brings the network back.
     public func reset() {
         state.withLock { $0 = State() }
+        networkMonitor.report(NetworkStatus(isReachable: true, interfaces: [.wifi]))
         webSocketStubs.withLock { $0 = [] }
     }
 
@@ -78,11 +102,17 @@ public final class StubTransport: Transport {
     /// are honoured as a real transport honours them.
     public func start(_ transportRequest: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
         let request = transportRequest.urlRequestWithBody
-        let found = state.withLock { state -> Stub? in
+        let (found, isOffline) = state.withLock { state -> (Stub?, Bool) in
+            guard !state.isOffline else { return (nil, true) }
             state.received.append(request)
-            guard let index = state.stubs.lastIndex(where: { $0.matcher.matches(request) }) else { return nil }
+            guard let index = state.stubs.lastIndex(where: { $0.matcher.matches(request) }) else { return (nil, false) }
             defer { state.stubs[index].served += 1 }
-            return state.stubs[index]
+            return (state.stubs[index], false)
+        }
+        if isOffline {
+            let task = StubTask(events: events, queue: queue)
+            task.queue.async { task.finish(URLError(.notConnectedToInternet)) }
+            return task
         }
         // A handler runs outside the lock: it is the caller's code.
         let response = found.map { stub in stub.handler?(request) ?? stub.responses[min(stub.served, stub.responses.count - 1)] }
