@@ -488,3 +488,9 @@ func readmeWebSocket(api: Client) async throws {
     try await socket.send("subscribe")
     for try await message in socket.messages { print(message) }
 }
+
+func readmeOutbox(api: Client) async throws {
+    let outbox = try Outbox(client: api)
+    let id = try outbox.enqueue(Request<JSON>("favourites", method: .post, body: .json(["city": "成都"])))
+    for await event in outbox.events where event.item?.id == id { print(event) }
+}
