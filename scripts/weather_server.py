@@ -40,6 +40,8 @@ def main():
     entries = json.load(open(args.dataset, encoding="utf-8"))
     by_id = {entry["city"]["id"]: entry for entry in entries}
 
+    changes = set()
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -55,6 +57,17 @@ def main():
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def do_POST(self):
+            # Favourite changes from a device: one change per Idempotency-Key however often it is sent.
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            if urlparse(self.path).path != "/v1/favourites":
+                return self.answer(404, {"code": 404, "message": "not found"})
+            key = self.headers.get("Idempotency-Key") or ""
+            replayed = bool(key) and key in changes
+            changes.add(key)
+            return self.answer(201, {"code": 0, "replayed": replayed})
 
         def do_GET(self):
             url = urlparse(self.path)

@@ -43,6 +43,14 @@ enum EmbeddedWeatherServer {
             }
             return reply.delayed(by: 0.1).chunked(into: max(1, reply.body.count * 40 / radar.count), every: 0.05)
         }
+        // Favourites changed on a device: one change per Idempotency-Key, however often it is sent.
+        let changes = ChangeKeys()
+        stubs.stub(.post("/v1/favourites")) { request in
+            let isNew = changes.insert(request.value(forHTTPHeaderField: "Idempotency-Key") ?? UUID().uuidString)
+            var reply = StubResponse.json(["code": 0, "replayed": !isNew])
+            reply.status = 201
+            return reply.delayed(by: latency())
+        }
         stubs.stubWebSocket(.get("/v1/live"), StubWebSocket { message in liveReadings(for: message) })
         return stubs
     }
@@ -79,4 +87,18 @@ enum EmbeddedWeatherServer {
 
     /// 30–120 ms, like a phone on a decent network.
     private static func latency() -> TimeInterval { Double.random(in: 0.03...0.12) }
+}
+
+/// The idempotency keys of the favourite changes the embedded server applied.
+// Sendable: `keys` is only touched under `lock`.
+private final class ChangeKeys: @unchecked Sendable {
+    private let lock = NSLock()
+    private var keys = Set<String>()
+
+    /// Whether `key` is new (its change takes effect).
+    func insert(_ key: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return keys.insert(key).inserted
+    }
 }

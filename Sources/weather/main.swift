@@ -6,12 +6,13 @@ import Tern
 // names a real server, such as scripts/weather_server.py.
 
 let usage = """
-    usage: weather [--base-url URL] [--data-dir DIR] [--verbose] [command]
+    usage: weather [--base-url URL] [--data-dir DIR] [--offline] [--verbose] [command]
       home (default)        the favourites' current weather, refreshed concurrently
       search TEXT           cities by name, pinyin or province
       search -i             search as you type (stale searches are cancelled)
       detail CITY           a city's five-day forecast (id, name or pinyin)
-      fav [list | add CITY | remove CITY]
+      fav [list | add CITY | remove CITY]   changes sync through an outbox, offline too
+      outbox                the favourite changes waiting for the server
       radar [--output FILE] download the rain radar image with a progress bar
       live [--readings N]   the favourites' temperatures pushed over a WebSocket, reconnecting
       export-data           the embedded dataset as JSON, for scripts/weather_server.py
@@ -28,6 +29,8 @@ var arguments = Array(CommandLine.arguments.dropFirst())
     defer { arguments.removeSubrange(index...index + 1) }
     return arguments[index + 1]
 }
+let playsOffline = arguments.contains("--offline")
+arguments.removeAll { $0 == "--offline" }
 let verbose = arguments.contains("--verbose")
 arguments.removeAll { $0 == "--verbose" }
 let logger = verbose ? RequestLogger.standardError(level: .debug) : nil
@@ -43,7 +46,13 @@ let api = Client(baseURL: baseURL ?? "https://weather.embedded/") { configuratio
     // Responses are cached beside the favourites (the home screen reads them first).
     configuration.cacheStorage.directory = Favourites(directory: dataDirectory).file.deletingLastPathComponent().appendingPathComponent(
         "cache")
-    if baseURL == nil { configuration.transport = EmbeddedWeatherServer.makeTransport() }
+    if baseURL == nil {
+        let embedded = EmbeddedWeatherServer.makeTransport()
+        // --offline: the embedded server's network is down (a real server: stop it).
+        if playsOffline { embedded.goOffline() }
+        configuration.transport = embedded
+        configuration.networkMonitor = embedded.networkMonitor
+    }
     // --verbose: the log of every request on standard error (device ID and other secrets redacted).
     if let logger { configuration.monitors = [logger] }
 }
@@ -60,7 +69,20 @@ case "search":
     if text.isEmpty { print("usage: weather search TEXT"); status = 2 } else { status = await app.search(text) }
 case "detail":
     if let name = arguments.dropFirst().first { status = await app.detail(name) } else { print("usage: weather detail CITY"); status = 2 }
-case "fav": status = app.favouritesCommand(Array(arguments.dropFirst()))
+case "fav":
+    let change = Array(arguments.dropFirst())
+    status = app.favouritesCommand(change)
+    if status == 0, let action = change.first, action == "add" || action == "remove",
+        let id = WeatherApp.resolve(change.dropFirst().first ?? "")
+    {
+        let sync = FavouriteSync(api: api, directory: app.favourites.file.deletingLastPathComponent())
+        if sync.record(action, cityID: id) { sync.report(pending: await sync.settle(seconds: 3)) }
+    }
+case "outbox":
+    let sync = FavouriteSync(api: api, directory: app.favourites.file.deletingLastPathComponent())
+    _ = await sync.settle(seconds: 3)
+    sync.list()
+    status = 0
 case "radar":
     status = await Radar.download(
         api: api, to: radarFile ?? app.favourites.file.deletingLastPathComponent().appendingPathComponent("radar.pgm"))

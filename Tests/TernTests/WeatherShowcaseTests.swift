@@ -230,6 +230,19 @@ import TernChildProcess
         #expect(status == 2 && output.contains("--base-url needs a value"))
     }
 
+    @Test func aFavouriteAddedOfflineSyncsWhenTheServerIsBackInTheNextRun() async throws {
+        let data = ["--data-dir", Self.dataDirectory()]
+        let offline = try await Self.run(data + ["--offline", "fav", "add", "成都"])
+        #expect(offline.status == 0 && offline.output.contains("Added 成都."), "\(offline.output)")
+        #expect(offline.output.contains("1 change will sync when the server is back (weather outbox)."), "\(offline.output)")
+        let waiting = try await Self.run(data + ["--offline", "outbox"])
+        #expect(waiting.output.contains("1 waiting") && waiting.output.contains("POST /v1/favourites  waiting"), "\(waiting.output)")
+        let synced = try await Self.run(data + ["outbox"])
+        #expect(synced.output.contains("0 waiting") && synced.output.contains("delivered (HTTP 201)"), "\(synced.output)")
+        let online = try await Self.run(data + ["fav", "add", "西安"])
+        #expect(online.output.contains("Synced with the server."), "\(online.output)")
+    }
+
     @Test func aStoppedServerIsReportedAsUnreachable() async throws {
         let server = try await Self.startServer()
         #expect(try await Self.run(["--base-url", server.url, "search", "bei"]).output.contains("Beijing"))
