@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// What an outbox item is sent with: the client's authentication and adapters at every send, its
+/// parameter hooks once, its body copied when it was a file.
+@Suite struct OutboxSendTests {
+    /// Bearer tokens refreshed through the fixture's `/auth/refresh`; counts its refreshes.
+    struct Tokens: Authenticator {
+        let base: String
+        let key: String
+        let calls = Counter()
+
+        func apply(_ credential: String, to request: inout URLRequest) {
+            request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
+        }
+
+        func refresh(_ credential: String) async throws -> String {
+            calls.increment()
+            let plain = Client(baseURL: base) { $0.callbackQueue = .immediate }
+            return try await plain.send(Request<JSON>("auth/refresh", query: ["key": key])).value["token"]?.string ?? ""
+        }
+    }
+
+    @Test(arguments: TransportKind.all)
+    func aTokenThatExpiredWhileOfflineIsRefreshedOnceForTheWholeQueue(kind: TransportKind) async throws {
+        let name = Fixture.uniqueKey("refresh")
+        let base = try TestServers.fixture()
+        let tokens = Tokens(base: base, key: name)
+        let auth = Authentication(tokens, credential: "expired-while-offline", refreshLimit: 3, window: 60)
+        let client = kind.client(base) { $0.hooks.authenticate(with: auth) }
+        let network = offlineMonitor()
+        let outbox = try Outbox(
+            client: client,
+            configuration: OutboxFixture.configuration(OutboxFixture.directory()) {
+                $0.networkMonitor = network
+                $0.maximumConcurrentSends = 6
+            })
+        defer { outbox.close() }
+        for index in 0..<12 { try outbox.enqueue(OutboxFixture.write(name, "w\(index)", query: ["require_auth": 1])) }
+        network.set(reachable: true)
+        let items = try await OutboxFixture.settle(outbox)
+        #expect(items.allSatisfy { $0.state == .delivered(statusCode: 201) })
+        #expect(tokens.calls.count == 1)
+        #expect(try await Fixture.count(name + ":refresh") == 1)
+        let effects = try await OutboxFixture.effects(name)
+        #expect(effects.effects == 12 && effects.keys.values.allSatisfy { $0 == 1 })
+    }
+
+    @Test(arguments: TransportKind.all)
+    func parameterHooksRunOnceAdaptersAtEachSendAndAFileBodyIsCopied(kind: TransportKind) async throws {
+        let name = Fixture.uniqueKey("hooks")
+        let sends = Counter()
+        let client = kind.client(try TestServers.fixture()) {
+            $0.hooks.rewriteParameters("sign") { parameters in parameters.query["sig"] = "x" }
+            $0.hooks.adapt("attempt") { request, _ in
+                var request = request
+                request.setValue("send-\(sends.increment())", forHTTPHeaderField: "X-Send")
+                return request
+            }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-body-\(UUID().uuidString).txt")
+        try Data("from a file".utf8).write(to: file)
+        let network = offlineMonitor()
+        let outbox = try Outbox(
+            client: client, configuration: OutboxFixture.configuration(OutboxFixture.directory()) { $0.networkMonitor = network })
+        defer { outbox.close() }
+        let id = try outbox.enqueue(
+            Request<JSON>("effects/\(name)", method: .post, query: ["fail": 1], body: .file(file, contentType: "text/plain")))
+        try FileManager.default.removeItem(at: file)
+        network.set(reachable: true)
+        let item = try #require(await OutboxFixture.outcome(outbox, id))
+        #expect(item.state == .delivered(statusCode: 201))
+        #expect(item.url.query?.components(separatedBy: "sig=").count == 2, "\(item.url)")
+        let effects = try await OutboxFixture.effects(name)
+        #expect(effects.order == ["from a file"])
+        #expect(sends.count == 2)
+    }
+}
