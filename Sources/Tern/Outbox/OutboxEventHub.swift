@@ -10,8 +10,10 @@ final class OutboxEventHub: Sendable {
         var streams: [UInt64: AsyncStream<OutboxEvent>.Continuation] = [:]
         var countStreams: [UInt64: AsyncStream<Int>.Continuation] = [:]
         var nextToken: UInt64 = 0
-        /// Events nobody heard yet; nil once a listener (a stream or the delegate) has attached.
+        /// Events nobody heard yet; nil once a listener (an `events` stream or the delegate) has
+        /// attached. Streams the outbox makes for itself (`outcome(of:)`) do not count.
         var backlog: [OutboxEvent]? = []
+        var hasListener = false
         var pendingCount = 0
         var isFinished = false
     }
@@ -23,16 +25,26 @@ final class OutboxEventHub: Sendable {
     private let queue = DispatchQueue(label: "Tern.Outbox.events")
     private let callbackQueue: CallbackQueue
 
+    /// Marks `queue`, so that work asked for from a callback it runs (an `.immediate` delegate)
+    /// runs in place instead of waiting for itself.
+    private static let queueKey = DispatchSpecificKey<Bool>()
+
     init(callbackQueue: CallbackQueue, pendingCount: Int) {
         self.callbackQueue = callbackQueue
+        queue.setSpecific(key: Self.queueKey, value: true)
         state.withLock { $0.pendingCount = pendingCount }
     }
 
     var delegate: (any OutboxDelegate)? {
         get { delegateBox.withLock { $0.delegate } }
         set {
-            delegateBox.withLock { $0 = WeakOutboxDelegate(newValue) }
-            if newValue != nil { queue.async { self.flushBacklog(to: nil) } }
+            // On the queue: events published before go to the backlog, which the delegate gets first.
+            onQueue {
+                delegateBox.withLock { $0 = WeakOutboxDelegate(newValue) }
+                guard newValue != nil else { return }
+                state.withLock { $0.hasListener = true }
+                flushBacklog(to: nil)
+            }
         }
     }
 
@@ -45,7 +57,7 @@ final class OutboxEventHub: Sendable {
         let delegate = delegateBox.withLock { $0.delegate }
         let outbox = owner.withLock { $0.outbox }
         let (streams, counts, countChanged) = state.withLock { state in
-            if state.backlog != nil, delegate == nil, state.streams.isEmpty {
+            if state.backlog != nil, delegate == nil, !state.hasListener {
                 state.backlog!.append(contentsOf: events)
                 state.backlog!.removeFirst(max(0, state.backlog!.count - Self.backlogLimit))
             } else {
@@ -65,10 +77,11 @@ final class OutboxEventHub: Sendable {
     /// The events from now on; the first stream (`takesBacklog`) also gets those nobody heard yet.
     func stream(takesBacklog: Bool) -> AsyncStream<OutboxEvent> {
         let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream()
-        queue.sync {
+        onQueue {
             let (token, finished) = state.withLock { state in
                 state.nextToken += 1
                 if !state.isFinished { state.streams[state.nextToken] = continuation }
+                if takesBacklog { state.hasListener = true }
                 return (state.nextToken, state.isFinished)
             }
             if finished { return continuation.finish() }
@@ -81,7 +94,7 @@ final class OutboxEventHub: Sendable {
     /// The pending count now, then every change.
     func pendingCounts() -> AsyncStream<Int> {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
-        queue.sync {
+        onQueue {
             let (token, count, finished) = state.withLock { state in
                 state.nextToken += 1
                 if !state.isFinished { state.countStreams[state.nextToken] = continuation }
@@ -92,6 +105,11 @@ final class OutboxEventHub: Sendable {
             continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.countStreams.removeValue(forKey: token) } }
         }
         return stream
+    }
+
+    /// Runs `body` on the hub's queue, after what was published before, and waits for it.
+    private func onQueue(_ body: () -> Void) {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == true { body() } else { queue.sync(execute: body) }
     }
 
     /// Hands the backlog to `continuation`, or to the delegate when nil; on the hub's queue.

@@ -169,6 +169,19 @@ import Testing
         }
     }
 
+    @Test func theFirstDelegateHearsWhatHappenedBeforeItWasSet() async throws {
+        let name = Fixture.uniqueKey("delegate")
+        let outbox = try Outbox(client: try client(.urlSession), configuration: OutboxFixture.configuration(OutboxFixture.directory()))
+        defer { outbox.close() }
+        try outbox.enqueue(OutboxFixture.write(name, "before anyone listened"))
+        try await OutboxFixture.settle(outbox)
+        let recorder = OutboxRecorder()
+        outbox.delegate = recorder
+        let end = Date().addingTimeInterval(5)
+        while recorder.events.withLock({ $0.count }) < 2, Date() < end { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(recorder.events.withLock { $0 } == ["enqueued", "delivered"])
+    }
+
     @Test func aQueuedItemCancelledIsNeverSent() async throws {
         let name = Fixture.uniqueKey("cancelled")
         let network = offlineMonitor()
@@ -193,6 +206,23 @@ import Testing
             }
         }
         #expect(seen == ["enqueued", "enqueued", "removed", "delivered"])
+    }
+}
+
+/// Records an outbox's events as its delegate.
+final class OutboxRecorder: OutboxDelegate {
+    let events = Locked([String]())
+
+    func outbox(_ outbox: Outbox, didRecord event: OutboxEvent) {
+        let name =
+            switch event {
+            case .enqueued: "enqueued"
+            case .delivered: "delivered"
+            case .failed: "failed"
+            case .willRetry: "willRetry"
+            case .removed: "removed"
+            }
+        events.withLock { $0.append(name) }
     }
 }
 
