@@ -69,9 +69,10 @@ final class InteractiveSearch: @unchecked Sendable {
         api.send(request, queue: .immediate) { [self] result in
             switch result {
             case .success(let response):
-                // No check that `current` is still the text: with `.cancelOlder` an older search
-                // never succeeds once a newer one is sent, which is what this screen shows off.
-                render(results: response.value.cities)
+                // With `.cancelOlder` an older search never succeeds once a newer one is sent; but
+                // one that succeeded just before a key was pressed can reach this line after it:
+                // its results answer an older text, and the newer search's will follow.
+                render(results: response.value.cities, for: current)
             case .failure(let error) where error.isCancelled:
                 lock.withLock { cancelled += 1 }
             case .failure(let error):
@@ -80,8 +81,9 @@ final class InteractiveSearch: @unchecked Sendable {
         }
     }
 
-    private func render(results: [City]?) {
-        let screen = lock.withLock { () -> String in
+    private func render(results: [City]?, for query: String? = nil) {
+        let screen = lock.withLock { () -> String? in
+            if let query, query != text { return nil }
             var lines = ["\u{1B}[2J\u{1B}[Hsearch> \(text)"]
             if let results {
                 lines.append(results.isEmpty ? "  no city matches" : "  \(WeatherApp.cities(results.count)):")
@@ -94,7 +96,7 @@ final class InteractiveSearch: @unchecked Sendable {
             lines.append("  stale searches cancelled: \(cancelled)")
             return lines.joined(separator: "\r\n")
         }
-        FileHandle.standardOutput.write(Data((screen + "\r\n").utf8))
+        if let screen { FileHandle.standardOutput.write(Data((screen + "\r\n").utf8)) }
     }
 
     private func finish() -> Int32 {
