@@ -151,7 +151,7 @@ final class DiskStore {
         for name in onDisk where !referenced.contains(name) { FileIO.remove(dataPath + "/" + name) }
         let missing = files.filter { !onDisk.contains($0.value) }.map(\.key)
         if !missing.isEmpty {
-            try transaction { () throws(CacheError) in
+            try database.transaction { () throws(CacheError) in
                 for key in missing {
                     try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, key) })
                     files.removeValue(forKey: key)
@@ -251,7 +251,7 @@ final class DiskStore {
             },
             row: { if let key = $0.text(0), key.hasPrefix(prefix) { keys.append(key) } })
         guard !keys.isEmpty else { return 0 }
-        try transaction { () throws(CacheError) in
+        try database.transaction { () throws(CacheError) in
             for key in keys { try database.query("DELETE FROM entries WHERE key = ?", bind: { $0.bind(1, key) }) }
         }
         keys.forEach(forget)
@@ -295,7 +295,7 @@ final class DiskStore {
     func trim(count: Int, size: Int64, accessedBefore: Int64?) throws(CacheError) -> Int {
         try flushAccessTimes()
         var removed: [(key: String, size: Int64)] = []
-        try transaction { () throws(CacheError) in
+        try database.transaction { () throws(CacheError) in
             if let accessedBefore {
                 try database.query(
                     "SELECT key, size FROM entries WHERE last_access < ?", bind: { $0.bind(1, accessedBefore) },
@@ -327,7 +327,7 @@ final class DiskStore {
         guard !pendingAccess.isEmpty else { return }
         let pending = pendingAccess
         pendingAccess = [:]
-        try transaction { () throws(CacheError) in
+        try database.transaction { () throws(CacheError) in
             for (key, time) in pending {
                 try database.query(
                     "UPDATE entries SET last_access = ? WHERE key = ?",
@@ -335,17 +335,6 @@ final class DiskStore {
                         $0.bind(1, time); $0.bind(2, key)
                     })
             }
-        }
-    }
-
-    private func transaction(_ body: () throws(CacheError) -> Void) throws(CacheError) {
-        try database.execute("BEGIN IMMEDIATE")
-        do {
-            try body()
-            try database.execute("COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
         }
     }
 }

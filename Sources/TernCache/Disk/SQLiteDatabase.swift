@@ -53,6 +53,18 @@ package final class SQLiteDatabase {
         guard code == SQLiteConstant.ok else { throw error(code, sql) }
     }
 
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction, rolled back if it throws.
+    func transaction(_ body: () throws(CacheError) -> Void) throws(CacheError) {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            try body()
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Runs `sql` (cached), lets `bind` bind its parameters, and calls `row` for each result row.
     /// Parameters bound with `Statement.bindStatic` must stay valid until this returns.
     package func query(

@@ -175,7 +175,7 @@ package final class OutboxStore {
     /// body is dropped (its file is deleted after the commit).
     package func apply(updated: [Record], removed: [Record]) throws(CacheError) {
         guard !updated.isEmpty || !removed.isEmpty else { return }
-        try transaction { () throws(CacheError) in
+        try database.transaction { () throws(CacheError) in
             for record in updated {
                 try database.query(
                     """
@@ -212,18 +212,6 @@ package final class OutboxStore {
         try database.query(
             "DELETE FROM items WHERE state = 1 AND finished < ?", bind: { $0.bind(1, finishedBefore) })
         return database.changes
-    }
-
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction, rolled back if it throws.
-    private func transaction(_ body: () throws(CacheError) -> Void) throws(CacheError) {
-        try database.execute("BEGIN IMMEDIATE")
-        do {
-            try body()
-            try database.execute("COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
-        }
     }
 
     /// Moves a copied body file from tmp/ into bodies/ under `name`, flushing it first when the
