@@ -55,4 +55,5 @@ if [ -z "${TERN_BENCH_BIN:-}" ]; then
     swift build -c release --product tern-bench >&2
 fi
 echo "== nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port; $(nproc) cores; $bin" >&2
+export TERN_BENCH_SINK_LOG="$prefix/sink.log"
 ${TERN_BENCH_WRAPPER:-} "$bin" --base-url "http://127.0.0.1:$port" "$@"

@@ -19,6 +19,11 @@ struct Options {
     var cache = false
     var cacheOnly: String?
     var cacheHits = false
+    /// The outbox rows (`OutboxBench`); `sinkLog` is nginx's log of `/sink/` (`TERN_BENCH_SINK_LOG`).
+    var outbox = false
+    /// "enqueue" or "replay": one part of the outbox rows.
+    var outboxOnly: String?
+    var sinkLog = ProcessInfo.processInfo.environment["TERN_BENCH_SINK_LOG"]
     var downloadFile = false
     /// Only the libcurl rows (and the curl command-line tool): a quick look at Tern on libcurl.
     var curlOnly = false
@@ -62,6 +67,8 @@ struct Options {
             case "--delivery": delivery = true
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
+            case "--outbox": outbox = true
+            case "--outbox-only": outbox = true; outboxOnly = iterator.next()
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true
             case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession", "--profile-curl64",

@@ -63,6 +63,13 @@ if options.cacheHits {
     exit(0)
 }
 
+// Outbox: enqueue cost, replay rate against direct sends, memory while replaying.
+if options.outbox {
+    await OutboxBench.run(
+        baseURL: options.baseURL, rounds: options.rounds, scale: options.scale, sinkLog: options.sinkLog, only: options.outboxOnly)
+    exit(0)
+}
+
 // Download to file: 100 MB through Request.download against URLSession's download task.
 if let child = options.downloadFileChild {
     do {

@@ -45,6 +45,8 @@ import Testing
         #expect(reason("ftp://x") == .unsupportedScheme("ftp"))
         #expect(reason("users") == .missingBaseURL(path: "users"))
         #expect(reason("http://") == .malformedURL("http://"))
+        #expect(reason("x/y://z", base: "https://h") == .malformedURL("x/y://z"))
+        #expect(reason("x/y:/z:x//", base: "https://h") == nil)
         #expect(reason("users", base: "file:///tmp") == .unsupportedScheme("file"))
     }
 

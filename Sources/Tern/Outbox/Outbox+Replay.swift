@@ -2,30 +2,56 @@ import Foundation
 import TernCache
 
 /// Sending: which items go now (`pump`), and what their answers mean (`drain`). Both run on the
-/// outbox's `work` queue; each takes the lock once, and sends start outside it.
+/// outbox's `work` queue. Memory is updated under the state lock, the store under its own lock
+/// afterwards, and events are published once the store has them; sends start outside both.
 extension Outbox {
     /// The largest response body kept with a delivered or rejected item.
     static let keptResponseLimit = 64 * 1024
 
-    /// Runs `pump` on the work queue.
+    /// Runs `pump` on the work queue, unless one is already waiting there.
     func schedulePump() {
-        work.async { [weak self] in self?.pump() }
+        if state.withLock({ $0.claimPump() }) { work.async { [weak self] in self?.pump() } }
+    }
+
+    /// An item to send, taken from the queue under the state lock.
+    private struct Send {
+        var record: OutboxStore.Record
+        var original: OutboxRequest.Original?
     }
 
     /// Starts the sends there is room for: the oldest due items, one per ordering group, up to
     /// `maximumConcurrentSends`. Expired items fail on the way; a wake-up is set for the next retry.
     func pump() {
-        guard !client.isInvalidated else { return }
         let now = DispatchTime.now().uptimeNanoseconds
-        let (sends, wakeIn) = state.withLock { state in takeSends(&state, now: now) }
+        let (sends, expired, wakeIn) = state.withLock { state in takeSends(&state, now: now) }
         if let wakeIn {
             work.asyncAfter(deadline: .now() + .nanoseconds(Int(min(wakeIn, UInt64(Int.max))))) { [weak self] in self?.pump() }
         }
-        for (seq, request) in sends {
+        if !expired.isEmpty { commit(expired.map(\.record), events: expired.map { .failed($0.item) }) }
+        guard !sends.isEmpty else { return }
+        // Bodies are read under the store lock only; a send whose body cannot be read waits.
+        let bodies: [Int64: Data]? = storage.withLock { box in
+            guard let box else { return nil }
+            var bodies: [Int64: Data] = [:]
+            for send in sends where send.record.bodyFile == nil && send.record.bodySize > 0 {
+                bodies[send.record.seq] = (try? box.store.body(of: send.record.seq)) ?? nil
+            }
+            return bodies
+        }
+        for send in sends {
+            let seq = send.record.seq
+            let inline = send.record.bodyFile == nil && send.record.bodySize > 0
+            guard let bodies, !inline || bodies[seq] != nil else {
+                unreadable(send.record, now: now)
+                continue
+            }
+            let request = OutboxRequest.make(
+                send.record, body: bodies[seq], bodiesPath: bodiesPath, original: send.original, configuration: configuration,
+                client: client)
             let handle = client.perform(request, queue: .immediate) { [weak self] _, result in self?.finished(seq, result) }
             let cancelNow = state.withLock { state -> Bool in
                 guard state.sending[seq] != nil else { return false }
-                if state.records[seq] == nil || state.store == nil { return true }
+                if state.records[seq] == nil || state.isClosed { return true }
                 state.handles[seq] = handle
                 return false
             }
@@ -33,63 +59,86 @@ extension Outbox {
         }
     }
 
-    /// The requests to send now (marked as sending), and in how many nanoseconds to look again.
-    private func takeSends(_ state: inout OutboxState, now: UInt64) -> ([(Int64, Request<Data>)], UInt64?) {
-        guard let box = state.store, !state.isOffline else { return ([], nil) }
+    /// The items to send now (marked as sending), the expired ones (ended in memory), and in how
+    /// many nanoseconds to look again.
+    private func takeSends(
+        _ state: inout OutboxState, now: UInt64
+    ) -> ([Send], [(record: OutboxStore.Record, item: OutboxItem)], UInt64?) {
+        state.isPumpScheduled = false
+        guard !state.isClosed, !state.isOffline, !client.isInvalidated else { return ([], [], nil) }
         if let wake = state.wakeAt, wake <= now { state.wakeAt = nil }
+        state.trimOrder()
         var slots = configuration.maximumConcurrentSends - state.sending.count
         var blocked = state.busyGroups
-        var sends: [(Int64, Request<Data>)] = []
-        var expired: [OutboxStore.Record] = []
+        var sends: [Send] = []
+        var expired: [(record: OutboxStore.Record, item: OutboxItem)] = []
         var earliest: UInt64?
         var skipped = 0
         let nowMilliseconds = Self.milliseconds(Date())
         let maximumAge = Int64(configuration.maximumAge * 1000)
-        for seq in state.order {
+        for entry in state.order[state.orderStart...] {
             guard slots > 0 else { break }
+            let seq = entry.seq
+            if let group = entry.group, blocked.contains(group) { continue }
+            if state.sending[seq] != nil {
+                if let group = entry.group { blocked.insert(group) }
+                continue
+            }
             guard var record = state.records[seq], record.state == .queued else {
                 skipped += 1
                 continue
             }
-            let group = record.orderingGroup
-            if state.sending[seq] != nil || group.map(blocked.contains) == true {
-                if let group { blocked.insert(group) }
-                continue
-            }
             if nowMilliseconds - record.created > maximumAge {
                 state.finish(&record, delivered: false, failure: .expired, now: nowMilliseconds)
-                expired.append(record)
+                expired.append((record, state.item(record)))
                 continue
             }
             if let due = state.dueAt[seq], due > now {
                 earliest = min(earliest ?? due, due)
-                if let group { blocked.insert(group) }
+                if let group = entry.group { blocked.insert(group) }
                 continue
             }
-            let body = record.bodyFile == nil && record.bodySize > 0 ? (try? box.store.body(of: seq)) ?? nil : nil
-            let request = OutboxRequest.make(
-                record, body: body, bodiesPath: box.store.bodiesPath, original: state.originals[seq],
-                configuration: configuration, client: client)
-            state.sending[seq] = group
+            state.sending[seq] = entry.group
             state.dueAt[seq] = nil
-            if let group {
+            if let group = entry.group {
                 state.busyGroups.insert(group)
                 blocked.insert(group)
             }
-            sends.append((seq, request))
+            sends.append(Send(record: record, original: state.originals[seq]))
             slots -= 1
         }
-        if skipped > 32, skipped * 4 > state.order.count {
+        if skipped > 32, skipped * 4 > state.order.count - state.orderStart {
             let records = state.records
-            state.order.removeAll { records[$0]?.state != .queued }
+            state.order.removeAll { records[$0.seq]?.state != .queued }
+            state.orderStart = 0
         }
-        if !expired.isEmpty {
-            try? box.store.apply(updated: expired, removed: [])
-            hub.publish(expired.map { .failed(state.item($0)) }, pendingCount: state.pendingCount)
-        }
-        guard let earliest, state.wakeAt.map({ earliest < $0 }) ?? true else { return (sends, nil) }
+        guard let earliest, state.wakeAt.map({ earliest < $0 }) ?? true else { return (sends, expired, nil) }
         state.wakeAt = earliest
-        return (sends, earliest - now)
+        return (sends, expired, earliest - now)
+    }
+
+    /// A taken item whose body could not be read (the outbox closed, or the store failed): it
+    /// stays queued, and is tried again after a backoff.
+    private func unreadable(_ record: OutboxStore.Record, now: UInt64) {
+        let wakeIn = state.withLock { state -> UInt64? in
+            if let group = state.sending.removeValue(forKey: record.seq), let group { state.busyGroups.remove(group) }
+            guard !state.isClosed else { return nil }
+            let delay = UInt64(retryDelay(attempts: record.attempts + 1, retryAfter: nil) * 1e9)
+            state.dueAt[record.seq] = now + delay
+            return delay
+        }
+        if let wakeIn { work.asyncAfter(deadline: .now() + .nanoseconds(Int(wakeIn))) { [weak self] in self?.pump() } }
+    }
+
+    /// Writes `updated` in one transaction, then publishes `events` with the pending count then.
+    /// A failed write loses only these outcomes: the items are sent again at the next launch with
+    /// the same key, and the server answers as it did.
+    func commit(_ updated: [OutboxStore.Record], removed: [OutboxStore.Record] = [], events: [OutboxEvent]) {
+        storage.withLock { box in
+            guard let box else { return }
+            try? box.store.apply(updated: updated, removed: removed)
+            hub.publish(events, pendingCount: state.withLock { $0.pendingCount })
+        }
     }
 
     /// Records a send's answer; the outcomes that arrive together are written in one transaction.
@@ -103,9 +152,10 @@ extension Outbox {
         if drainNow { work.async { [weak self] in self?.drain() } }
     }
 
-    /// Applies the outcomes recorded so far, then sends what is next.
+    /// Applies the outcomes recorded so far in memory, starts the next sends, then writes the
+    /// outcomes (one transaction) and publishes them.
     private func drain() {
-        state.withLock { state in
+        let (updated, events) = state.withLock { state -> ([OutboxStore.Record], [OutboxEvent]) in
             let outcomes = state.outcomes
             state.outcomes = []
             state.isDrainScheduled = false
@@ -142,17 +192,17 @@ extension Outbox {
                 }
                 updated.append(record)
             }
-            // A failed write loses only this outcome: the item is sent again at the next launch
-            // with the same key, and the server answers as it did.
-            try? state.store?.store.apply(updated: updated, removed: [])
-            hub.publish(events, pendingCount: state.pendingCount)
+            return (updated, events)
         }
+        // The next items go while this outcome is written: a kill before the write sends the
+        // finished ones again, with their keys, before the next ones (order holds at the server).
         pump()
+        commit(updated, events: events)
     }
 
     /// The wait before sending an item again: the server's `Retry-After`, else a doubling backoff
     /// with ±20 % jitter, both capped at `maximumRetryDelay`.
-    private func retryDelay(attempts: Int, retryAfter: TimeInterval?) -> TimeInterval {
+    func retryDelay(attempts: Int, retryAfter: TimeInterval?) -> TimeInterval {
         let maximum = max(0, configuration.maximumRetryDelay)
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximum) }
         let backoff = max(0, configuration.initialRetryDelay) * pow(2, Double(min(max(attempts - 1, 0), 30)))

@@ -29,6 +29,11 @@ public final class Outbox: Sendable {
     /// The directory the outbox keeps its items in.
     public let directory: URL
     let state: Locked<OutboxState>
+    /// The store, nil once closed. Taken before `state` when both are needed, never inside it.
+    let storage: Locked<OutboxStoreBox?>
+    /// Where the store keeps bodies sent from files, and copies them first.
+    let bodiesPath: String
+    let temporaryPath: String
     let hub: OutboxEventHub
     /// Where outcomes are recorded and sends started, one at a time.
     let work = DispatchQueue(label: "Tern.Outbox")
@@ -54,8 +59,11 @@ public final class Outbox: Sendable {
         self.client = client
         self.configuration = configuration
         self.directory = directory
-        let state = OutboxState(store: OutboxStoreBox(store), records: records)
+        let state = OutboxState(records: records)
         self.state = Locked(state)
+        storage = Locked(OutboxStoreBox(store))
+        bodiesPath = store.bodiesPath
+        temporaryPath = store.temporaryPath
         hub = OutboxEventHub(callbackQueue: client.configuration.callbackQueue, pendingCount: state.pendingCount)
         hub.attach(self)
         if let monitor = configuration.networkMonitor ?? client.configuration.networkMonitor {
@@ -89,36 +97,42 @@ public final class Outbox: Sendable {
         _ convertible: some RequestConvertible<Value>, orderingGroup: String? = nil
     ) throws(OutboxError) -> OutboxItem.ID {
         let request = convertible.makeRequest()
-        guard let temporaryPath = state.withLock({ $0.store?.store.temporaryPath }) else { throw .closed }
         let built: OutboxRequest.Built
         do { built = try OutboxRequest.build(request, client: client, temporaryPath: temporaryPath) } catch { throw .invalidRequest(error) }
-        let id = UUID().uuidString.lowercased()
+        let id = Self.randomID()
         var record = OutboxStore.Record(
             id: id, orderingGroup: orderingGroup, apiGroup: request.group?.name, method: built.method.rawValue,
             url: built.url.absoluteString, headers: built.headers, bodyFile: built.temporaryFile == nil ? nil : id,
-            bodySize: built.bodySize, idempotencyKey: UUID().uuidString.lowercased(), created: Self.milliseconds(Date()))
+            bodySize: built.bodySize, idempotencyKey: Self.randomID(), created: Self.milliseconds(Date()))
         let original = OutboxRequest.Original(group: request.group, retryPolicy: request.retryPolicy)
-        let result: Result<OutboxItem, OutboxError> = state.withLock { state in
-            guard let box = state.store else { return .failure(.closed) }
-            if let limit = state.limitReached(adding: record.bodySize, configuration) {
-                if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
+        let result: Result<Bool, OutboxError> = storage.withLock { box in
+            guard let box else { return .failure(.closed) }
+            if let limit = state.withLock({ $0.limitReached(adding: record.bodySize, configuration) }) {
                 return .failure(.limitReached(limit))
             }
             do throws(CacheError) {
                 if let file = built.temporaryFile { try box.store.adoptBodyFile(temporaryName: file, as: id) }
                 record.seq = try box.store.insert(record, body: built.body)
             } catch {
-                if built.temporaryFile != nil { try? FileManager.default.removeItem(atPath: box.store.bodiesPath + "/" + id) }
+                if built.temporaryFile != nil { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + id) }
                 return .failure(.storage(error))
             }
-            state.add(record, original: original)
-            let item = state.item(record)
-            hub.publish([.enqueued(item)], pendingCount: state.pendingCount)
-            return .success(item)
+            let (item, pendingCount, pumps) = state.withLock { state in
+                state.add(record, original: original)
+                let pumps = !state.isOffline && state.sending.count < configuration.maximumConcurrentSends && state.claimPump()
+                return (state.item(record), state.pendingCount, pumps)
+            }
+            hub.publish([.enqueued(item)], pendingCount: pendingCount)
+            return .success(pumps)
         }
-        let item = try result.get()
-        schedulePump()
-        return item.id
+        switch result {
+        case .success(let pumps):
+            if pumps { work.async { [weak self] in self?.pump() } }
+            return OutboxItem.ID(id)
+        case .failure(let error):
+            if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
+            throw error
+        }
     }
 
     /// Every item kept: waiting, sending, failed, and delivered within `keepsDeliveredFor`, in
@@ -168,13 +182,13 @@ public final class Outbox: Sendable {
 
     /// Removes an item: a queued one is never sent, a failed or delivered one is forgotten. One
     /// being sent is cancelled, but it may already have reached the server.
-    /// - Returns: Whether the item was kept.
+    /// - Returns: Whether the item was kept (false once the outbox is closed).
     @discardableResult
     public func cancel(_ id: OutboxItem.ID) -> Bool {
-        let (found, handle) = state.withLock { state -> (Bool, RequestHandle?) in
-            guard let removed = state.remove(id) else { return (false, nil) }
-            try? state.store?.store.apply(updated: [], removed: [removed.record])
-            hub.publish([.removed(id)], pendingCount: state.pendingCount)
+        let (found, handle) = storage.withLock { box -> (Bool, RequestHandle?) in
+            guard let box, let removed = state.withLock({ $0.remove(id) }) else { return (false, nil) }
+            try? box.store.apply(updated: [], removed: [removed.record])
+            hub.publish([.removed(id)], pendingCount: state.withLock { $0.pendingCount })
             return (true, removed.handle)
         }
         handle?.cancel()
@@ -182,13 +196,17 @@ public final class Outbox: Sendable {
     }
 
     /// Sends a failed item again (its age limit counts from now).
-    /// - Returns: False when the item is unknown or has not failed.
+    /// - Returns: False when the item is unknown or has not failed, or the outbox is closed.
     @discardableResult
     public func retry(_ id: OutboxItem.ID) -> Bool {
-        let found = state.withLock { state -> Bool in
-            guard let record = state.requeue(id, now: Self.milliseconds(Date())) else { return false }
-            try? state.store?.store.apply(updated: [record], removed: [])
-            hub.publish([.willRetry(state.item(record), after: 0)], pendingCount: state.pendingCount)
+        let found = storage.withLock { box -> Bool in
+            guard let box else { return false }
+            let requeued = state.withLock { state in
+                state.requeue(id, now: Self.milliseconds(Date())).map { ($0, state.item($0), state.pendingCount) }
+            }
+            guard let (record, item, pendingCount) = requeued else { return false }
+            try? box.store.apply(updated: [record], removed: [])
+            hub.publish([.willRetry(item, after: 0)], pendingCount: pendingCount)
             return true
         }
         if found { schedulePump() }
@@ -204,11 +222,15 @@ public final class Outbox: Sendable {
     /// Closes the outbox: sends in flight are cancelled (their items stay queued for the next
     /// open), streams end, the store closes. Later calls throw `OutboxError.closed`. Idempotent.
     public func close() {
-        let (handles, wasOpen) = state.withLock { state -> ([RequestHandle], Bool) in
-            defer { state.store = nil }
-            return (Array(state.handles.values), state.store != nil)
+        let wasOpen = storage.withLock { box in
+            defer { box = nil }
+            return box != nil
         }
         guard wasOpen else { return }
+        let handles = state.withLock { state in
+            state.isClosed = true
+            return Array(state.handles.values)
+        }
         networkToken.withLock {
             $0?.cancel()
             $0 = nil
@@ -216,6 +238,17 @@ public final class Outbox: Sendable {
         handles.forEach { $0.cancel() }
         Self.openDirectories.withLock { _ = $0.remove(directory.path) }
         hub.finish()
+    }
+
+    /// A random (version 4) UUID, lowercased, from the system's generator: Foundation's `UUID()`
+    /// opens and reads `/dev/urandom` for each one on Linux, a tenth of an enqueue.
+    static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = (generator.next() as UInt64) & ~0xF000 | 0x4000
+        let low = (generator.next() as UInt64) & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
+        let b = withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
+        let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return uuid.uuidString.lowercased()
     }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }

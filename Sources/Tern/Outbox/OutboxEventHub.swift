@@ -16,6 +16,9 @@ final class OutboxEventHub: Sendable {
         var hasListener = false
         var pendingCount = 0
         var isFinished = false
+        /// Publications not delivered yet, and whether a delivery is on the queue for them.
+        var published: [(events: [OutboxEvent], pendingCount: Int)] = []
+        var isDeliveryScheduled = false
     }
 
     static let backlogLimit = 1_000
@@ -49,8 +52,34 @@ final class OutboxEventHub: Sendable {
     }
 
     /// Publishes `events` and the pending count after them; call in the order they happened.
+    /// Publications made while a delivery waits for the queue go with it (one wake-up for many).
     func publish(_ events: [OutboxEvent], pendingCount: Int) {
-        queue.async { self.deliver(events, pendingCount: pendingCount) }
+        let schedules = state.withLock { state -> Bool in
+            // Nobody listens and nothing waits to be delivered: kept for the first listener here,
+            // without waking the queue (an app enqueueing before it listens).
+            if !state.hasListener, !state.isDeliveryScheduled, state.streams.isEmpty, state.countStreams.isEmpty,
+                var backlog = state.backlog
+            {
+                state.backlog = nil
+                backlog.append(contentsOf: events)
+                backlog.removeFirst(max(0, backlog.count - Self.backlogLimit))
+                state.backlog = backlog
+                state.pendingCount = pendingCount
+                return false
+            }
+            state.published.append((events, pendingCount))
+            defer { state.isDeliveryScheduled = true }
+            return !state.isDeliveryScheduled
+        }
+        guard schedules else { return }
+        queue.async {
+            let published = self.state.withLock { state in
+                state.isDeliveryScheduled = false
+                defer { state.published = [] }
+                return state.published
+            }
+            for publication in published { self.deliver(publication.events, pendingCount: publication.pendingCount) }
+        }
     }
 
     private func deliver(_ events: [OutboxEvent], pendingCount: Int) {

@@ -21,19 +21,18 @@ enum OutboxRequest {
         if let problem = client.configurationError { throw problem }
         let options = CallOptions(request, client: client)
         let hooks = HookChain(request: request, settings: options.settings, client: client)
-        let (urlRequest, upload) = try RequestBuilder.prepare(request, options: options, hooks: hooks)
-        guard let url = urlRequest.url else { throw .invalidRequest(.emptyURL) }
+        let parts = try RequestBuilder.parts(request, options: options, hooks: hooks)
         let own = Set(
             ((request.group?.snapshot.settings.headers ?? [:]).keys.map { $0.lowercased() }) + request.headers.keys.map { $0.lowercased() })
         var headers: [String: String] = [:]
-        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
-            let lowered = name.lowercased()
-            if own.contains(lowered) || lowered == "content-type" { headers[name] = value }
+        for (name, value) in parts.headers where RequestBuilder.isContentType(name) || own.contains(name.lowercased()) {
+            headers[name] = value
         }
+        if let contentType = parts.contentType { headers["Content-Type"] = contentType }
         var built = Built(
-            url: url, method: request.method, headers: headers, body: urlRequest.httpBody, temporaryFile: nil,
-            bodySize: Int64(urlRequest.httpBody?.count ?? 0))
-        if let upload {
+            url: parts.url, method: request.method, headers: headers, body: parts.body, temporaryFile: nil,
+            bodySize: Int64(parts.body?.count ?? 0))
+        if let upload = parts.upload {
             let name = "body-\(UUID().uuidString)"
             let destination = URL(fileURLWithPath: temporaryPath).appendingPathComponent(name)
             switch upload.content {

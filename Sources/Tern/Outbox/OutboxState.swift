@@ -1,24 +1,31 @@
 import Foundation
 import TernCache
 
-/// The outbox's store, kept where only the outbox's lock reaches it.
-// Sendable: the store is only used inside `Outbox.state`'s lock.
+/// The outbox's store, kept where only the outbox's store lock reaches it.
+// Sendable: the store is only used inside `Outbox.storage`'s lock.
 final class OutboxStoreBox: @unchecked Sendable {
     let store: OutboxStore
     init(_ store: OutboxStore) { self.store = store }
 }
 
-/// Everything an outbox knows, under its one lock: the items (without their bodies), which are
-/// being sent, which wait for a retry, and the counts its limits check.
+/// Everything an outbox knows in memory, under its state lock: the items (without their bodies),
+/// which are being sent, which wait for a retry, and the counts its limits check. The store has
+/// a lock of its own (`Outbox.storage`), taken before this one when both are needed, so that no
+/// disk write is waited for under this lock (a send's answer records itself here).
 struct OutboxState: Sendable {
-    /// Nil once the outbox closed.
-    var store: OutboxStoreBox?
+    /// An item in the sending order, with its ordering group (read without copying its record).
+    struct Entry: Sendable {
+        var seq: Int64
+        var group: String?
+    }
+
     /// Every kept item by sequence number.
     var records: [Int64: OutboxStore.Record] = [:]
     var seqByID: [String: Int64] = [:]
-    /// The queued items' sequence numbers, oldest first; entries of items no longer queued are
-    /// skipped, then dropped once they are many.
-    var order: [Int64] = []
+    /// The queued items, oldest first, from `orderStart` on; entries of items no longer queued
+    /// are skipped, and dropped from the front as the items before them end.
+    var order: [Entry] = []
+    var orderStart = 0
     /// The items being sent, with their ordering group.
     var sending: [Int64: String?] = [:]
     var handles: [Int64: RequestHandle] = [:]
@@ -31,6 +38,10 @@ struct OutboxState: Sendable {
     /// Outcomes of sends, recorded together in one transaction.
     var outcomes: [(Int64, OutboxRequest.Outcome)] = []
     var isDrainScheduled = false
+    /// A pump is on the work queue and has not looked at the items yet.
+    var isPumpScheduled = false
+    /// The outbox closed: nothing more is sent.
+    var isClosed = false
     /// When the pending wake-up for the next retry fires (uptime nanoseconds), if one is set.
     var wakeAt: UInt64?
     /// The network monitor says the device is offline: nothing is sent.
@@ -41,8 +52,7 @@ struct OutboxState: Sendable {
     var keptCount = 0
     var keptBytes: Int64 = 0
 
-    init(store: OutboxStoreBox, records: [OutboxStore.Record]) {
-        self.store = store
+    init(records: [OutboxStore.Record]) {
         for record in records { add(record, original: nil) }
     }
 
@@ -57,11 +67,26 @@ struct OutboxState: Sendable {
         }
         if record.state == .queued {
             pendingCount += 1
-            order.append(record.seq)
+            order.append(Entry(seq: record.seq, group: record.orderingGroup))
         }
     }
 
     func seq(of id: OutboxItem.ID) -> Int64? { seqByID[id.rawValue] }
+
+    /// Whether the pump should be put on the work queue: true once until it runs.
+    mutating func claimPump() -> Bool {
+        defer { isPumpScheduled = true }
+        return !isPumpScheduled
+    }
+
+    /// Drops the entries of items no longer queued from the front of `order`.
+    mutating func trimOrder() {
+        while orderStart < order.count, records[order[orderStart].seq]?.state != .queued { orderStart += 1 }
+        if orderStart >= 256, orderStart * 2 >= order.count {
+            order.removeFirst(orderStart)
+            orderStart = 0
+        }
+    }
 
     /// The limit that accepting one more item of `bytes` would pass, if any.
     func limitReached(adding bytes: Int64, _ configuration: OutboxConfiguration) -> OutboxError.Limit? {
@@ -94,8 +119,8 @@ struct OutboxState: Sendable {
         record.created = now
         records[seq] = record
         pendingCount += 1
-        let index = order.firstIndex { $0 > seq } ?? order.endIndex
-        order.insert(seq, at: index)
+        let index = order[orderStart...].firstIndex { $0.seq > seq } ?? order.endIndex
+        order.insert(Entry(seq: seq, group: record.orderingGroup), at: index)
         return record
     }
 

@@ -49,6 +49,35 @@ enum RequestBuilder {
     )
         throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?)
     {
+        let parts = try parts(request, options: options, hooks: hooks)
+        var urlRequest = URLRequest(url: parts.url)
+        // GET is URLRequest's default; Foundation's setter normalises the name (a microsecond or two).
+        if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
+        urlRequest.timeoutInterval = options.timeout
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        for (name, value) in parts.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if let body = parts.body { urlRequest.httpBody = body }
+        if let upload = parts.upload { urlRequest.setValue(String(upload.length), forHTTPHeaderField: "Content-Length") }
+        if let contentType = parts.contentType { urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        return (urlRequest, parts.upload)
+    }
+
+    /// A request built, before it becomes a `URLRequest`: what `prepare` turns into one, and
+    /// what an outbox stores.
+    struct Parts {
+        var url: URL
+        /// The client's, group's and request's headers, each checked.
+        var headers: [String: String]
+        /// The body when it is in memory.
+        var body: Data?
+        /// Where the body comes from when it is not in memory.
+        var upload: UploadSource?
+        /// The body's `Content-Type`, when no header gives one.
+        var contentType: String?
+    }
+
+    /// `request` built under its settings, hooks included, without a `URLRequest`.
+    static func parts<Value>(_ request: Request<Value>, options: CallOptions, hooks: HookChain?) throws(TernError) -> Parts {
         let settings = options.settings
         try SettingCheck.check(request, timeout: options.timeout, deadline: options.deadline)
         var query = request.query
@@ -60,36 +89,28 @@ enum RequestBuilder {
         if let hooks, !hooks.urlRewriters.isEmpty, !request.isPrebuilt {
             url = try rewriteURL(url, with: hooks.urlRewriters)
         }
-        var urlRequest = URLRequest(url: url)
-        // GET is URLRequest's default; Foundation's setter normalises the name (a microsecond or two).
-        if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
-        urlRequest.timeoutInterval = options.timeout
-        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         var common = settings.headers
         if let bridge = settings.bridgeHeaders { common = bridge.merging(common) { _, own in own } }
         let headers = request.headers.isEmpty ? common : common.merging(request.headers) { _, own in own }
-        for (name, value) in headers {
-            try validateHeader(name: name, value: value)
-            urlRequest.setValue(value, forHTTPHeaderField: name)
+        for (name, value) in headers { try validateHeader(name: name, value: value) }
+        var parts = Parts(url: url, headers: headers)
+        guard let body else { return parts }
+        guard request.method.allowsBody else { throw .invalidRequest(.bodyNotAllowed(method: request.method.rawValue)) }
+        switch try encode(body, settings: settings) {
+        case .data(let data, let type):
+            parts.body = data
+            parts.contentType = type
+        case .upload(let source, let type):
+            parts.upload = source
+            parts.contentType = type
         }
-        var upload: UploadSource?
-        if let body {
-            guard request.method.allowsBody else { throw .invalidRequest(.bodyNotAllowed(method: request.method.rawValue)) }
-            let contentType: String?
-            switch try encode(body, settings: settings) {
-            case .data(let data, let type):
-                urlRequest.httpBody = data
-                contentType = type
-            case .upload(let source, let type):
-                upload = source
-                contentType = type
-                urlRequest.setValue(String(source.length), forHTTPHeaderField: "Content-Length")
-            }
-            if let contentType, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
-                urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
-            }
-        }
-        return (urlRequest, upload)
+        if parts.contentType != nil, headers.keys.contains(where: isContentType) { parts.contentType = nil }
+        return parts
+    }
+
+    /// Whether a header name is `Content-Type`, in any case.
+    static func isContentType(_ name: String) -> Bool {
+        name.utf8.count == 12 && name.lowercased() == "content-type"
     }
 
     /// A body as it will be sent: bytes in memory, or streamed from disk.

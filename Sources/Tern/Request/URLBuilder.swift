@@ -44,7 +44,7 @@ enum URLBuilder {
             try requireHTTP(scheme)
             return path
         }
-        if path.contains("://") { throw .invalidRequest(.malformedURL(path)) }
+        if containsSchemeSeparator(path) { throw .invalidRequest(.malformedURL(path)) }
         let base = baseURL?.trimmingOuterWhitespace() ?? ""
         guard !base.isEmpty else {
             throw .invalidRequest(path.isEmpty ? .emptyURL : .missingBaseURL(path: path))
@@ -56,6 +56,16 @@ enum URLBuilder {
         let trimmedBase = base.hasSuffix("/") ? String(base.dropLast()) : base
         let trimmedPath = path.hasPrefix("/") ? String(path.dropFirst()) : path
         return trimmedBase + "/" + trimmedPath
+    }
+
+    /// Whether `string` contains `://` (Foundation's `contains` goes through a locale-aware search).
+    private static func containsSchemeSeparator(_ string: String) -> Bool {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in string.utf8 {
+            if byte == UInt8(ascii: "/"), previous == (UInt8(ascii: ":"), UInt8(ascii: "/")) { return true }
+            previous = (previous.1, byte)
+        }
+        return false
     }
 
     /// The scheme of an absolute URL string (`scheme ":"` per RFC 3986), or nil for a relative one.

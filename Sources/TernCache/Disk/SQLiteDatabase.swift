@@ -96,6 +96,9 @@ package final class SQLiteDatabase {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite.changes(connection)) }
 
+    /// The rowid of the last row inserted on this connection.
+    var lastInsertRowID: Int64 { sqlite.lastInsertRowID(connection) }
+
     private func prepared(_ sql: String) throws(CacheError) -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?

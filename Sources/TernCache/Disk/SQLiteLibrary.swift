@@ -42,6 +42,7 @@ struct SQLiteLibrary: @unchecked Sendable {
             UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         ) -> Int32
     let changes: @convention(c) (Handle?) -> Int32
+    let lastInsertRowID: @convention(c) (Handle?) -> Int64
     let prepare:
         @convention(c) (
             Handle?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Handle?>?,
@@ -85,7 +86,8 @@ struct SQLiteLibrary: @unchecked Sendable {
             version: String(cString: sqlite3_libversion()),
             open: sqlite3_open_v2, close: sqlite3_close_v2, errorMessage: sqlite3_errmsg, errorString: sqlite3_errstr,
             extendedResultCodes: sqlite3_extended_result_codes, busyTimeout: sqlite3_busy_timeout, exec: sqlite3_exec,
-            changes: sqlite3_changes, prepare: sqlite3_prepare_v2, step: sqlite3_step, reset: sqlite3_reset,
+            changes: sqlite3_changes, lastInsertRowID: sqlite3_last_insert_rowid, prepare: sqlite3_prepare_v2, step: sqlite3_step,
+            reset: sqlite3_reset,
             clearBindings: sqlite3_clear_bindings, finalize: sqlite3_finalize, bindInt64: sqlite3_bind_int64,
             bindText: sqlite3_bind_text, bindBlob: sqlite3_bind_blob, bindZeroBlob: sqlite3_bind_zeroblob,
             bindNull: sqlite3_bind_null, columnType: sqlite3_column_type, columnInt64: sqlite3_column_int64,
@@ -113,7 +115,8 @@ struct SQLiteLibrary: @unchecked Sendable {
                     errorMessage: try function("sqlite3_errmsg"), errorString: try function("sqlite3_errstr"),
                     extendedResultCodes: try function("sqlite3_extended_result_codes"),
                     busyTimeout: try function("sqlite3_busy_timeout"), exec: try function("sqlite3_exec"),
-                    changes: try function("sqlite3_changes"), prepare: try function("sqlite3_prepare_v2"),
+                    changes: try function("sqlite3_changes"), lastInsertRowID: try function("sqlite3_last_insert_rowid"),
+                    prepare: try function("sqlite3_prepare_v2"),
                     step: try function("sqlite3_step"), reset: try function("sqlite3_reset"),
                     clearBindings: try function("sqlite3_clear_bindings"), finalize: try function("sqlite3_finalize"),
                     bindInt64: try function("sqlite3_bind_int64"), bindText: try function("sqlite3_bind_text"),

@@ -158,9 +158,7 @@ package final class OutboxStore {
                 statement.bind(10, record.idempotencyKey)
                 statement.bind(11, record.created)
             })
-        var seq: Int64 = 0
-        try database.query("SELECT last_insert_rowid()", row: { seq = $0.int64(0) })
-        return seq
+        return database.lastInsertRowID
     }
 
     /// The body stored inline for `seq`, nil when it has none (no body, or a file).
@@ -255,11 +253,38 @@ package final class OutboxStore {
         if let text { statement.bind(index, text) } else { statement.bindNull(index) }
     }
 
-    private static func encode(_ headers: [String: String]) -> Data {
-        (try? JSONSerialization.data(withJSONObject: headers, options: [.sortedKeys])) ?? Data("{}".utf8)
+    /// The headers as a JSON object (written by hand: `JSONSerialization` costs more than the
+    /// rest of an enqueue).
+    static func encode(_ headers: [String: String]) -> Data {
+        var json = "{"
+        for (index, (name, value)) in headers.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { json += "," }
+            appendJSONString(name, to: &json)
+            json += ":"
+            appendJSONString(value, to: &json)
+        }
+        json += "}"
+        return Data(json.utf8)
     }
 
-    private static func decode(_ data: Data?) -> [String: String] {
+    private static func appendJSONString(_ text: String, to json: inout String) {
+        json += "\""
+        defer { json += "\"" }
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) { return json += text }
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": json += "\\\""
+            case "\\": json += "\\\\"
+            case "\n": json += "\\n"
+            case "\r": json += "\\r"
+            case "\t": json += "\\t"
+            case _ where scalar.value < 0x20: json += String(format: "\\u%04x", scalar.value)
+            default: json.unicodeScalars.append(scalar)
+            }
+        }
+    }
+
+    static func decode(_ data: Data?) -> [String: String] {
         guard let data, let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { return [:] }
         return object
     }

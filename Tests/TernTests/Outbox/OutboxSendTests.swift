@@ -76,4 +76,14 @@ import Testing
         #expect(effects.order == ["from a file"])
         #expect(sends.count == 2)
     }
+
+    @Test func itemIDsAndKeysAreDistinctVersionFourUUIDs() {
+        let ids = (0..<2_000).map { _ in Outbox.randomID() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(200) {
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            let characters = Array(id)
+            #expect(characters.count == 36 && characters[14] == "4" && "89ab".contains(characters[19]), "\(id)")
+        }
+    }
 }
