@@ -232,6 +232,13 @@ bash scripts/bench.sh --download-file --quick --rounds 1 >"$logs/download-file.m
 grep -q "download-file-100mb mb_per_s" "$logs/download-file.md" && grep -q "download-file-100mb peak_rss_mb" "$logs/download-file.md" \
     || { echo "download-file benchmark output lacks its rows" >&2; cat "$logs/download-file.md" >&2; exit 1; }
 
+echo "== tern-bench --outbox smoke run (nginx, a tenth of the work, one round): replayed writes each reach the server once"
+bash scripts/bench.sh --outbox --quick --rounds 1 >"$logs/outbox-bench.md"
+for row in "enqueue | outbox, flushed (FULL)" "enqueue | DiskCache write, 1 KB" "server count | outbox replay at launch | 1000.0" \
+           "server count | direct sends | 1000.0"; do
+    grep -q "| $row" "$logs/outbox-bench.md" || { echo "outbox benchmark output lacks \"$row\"" >&2; cat "$logs/outbox-bench.md" >&2; exit 1; }
+done
+
 echo "== tern-soak smoke run: redirects, faults, random cancels and deadlines; each request ends exactly once"
 bash scripts/soak.sh --count 3000 | tee "$logs/soak.txt"
 grep -q "missing: 0, doubled: 0, still registered: 0" "$logs/soak.txt" || { echo "soak run failed" >&2; exit 1; }

@@ -38,7 +38,9 @@ import TernChildProcess
     }
 
     /// Starts scripts/weather_server.py on a free port with the app's own dataset.
-    static func startServer(malformed: Bool = false, minVersion: String? = nil) async throws -> (url: String, process: ChildProcess) {
+    static func startServer(
+        malformed: Bool = false, minVersion: String? = nil, port: String? = nil
+    ) async throws -> (url: String, process: ChildProcess) {
         let dataset = FileManager.default.temporaryDirectory.appendingPathComponent("weather-data-\(UUID().uuidString).json")
         let export = try await run(["export-data"])
         try Data(export.output.utf8).write(to: dataset)
@@ -49,7 +51,7 @@ import TernChildProcess
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", root.appendingPathComponent("scripts/weather_server.py").path, dataset.path, "--radar", radar.path]
-            + (malformed ? ["--malformed"] : []) + (minVersion.map { ["--min-version", $0] } ?? [])
+            + (malformed ? ["--malformed"] : []) + (minVersion.map { ["--min-version", $0] } ?? []) + (port.map { ["--port", $0] } ?? [])
         let pipe = Pipe()
         process.standardOutput = .pipe(pipe)
         process.standardError = .discard
@@ -241,6 +243,24 @@ import TernChildProcess
         #expect(synced.output.contains("0 waiting") && synced.output.contains("delivered (HTTP 201)"), "\(synced.output)")
         let online = try await Self.run(data + ["fav", "add", "西安"])
         #expect(online.output.contains("Synced with the server."), "\(online.output)")
+    }
+
+    /// The demo server stopped, not `--offline`: the change is tried, kept, and delivered by the
+    /// next run once the server is back on the same address.
+    @Test func aFavouriteAddedWhileTheServerIsStoppedSyncsWhenItIsBack() async throws {
+        let first = try await Self.startServer()
+        await Self.stop(first.process)
+        let arguments = ["--base-url", first.url, "--data-dir", Self.dataDirectory()]
+        let stopped = try await Self.run(arguments + ["fav", "add", "成都"])
+        #expect(stopped.output.contains("Added 成都."), "\(stopped.output)")
+        #expect(stopped.output.contains("1 change will sync when the server is back"), "\(stopped.output)")
+        let waiting = try await Self.run(arguments + ["--offline", "outbox"])
+        #expect(waiting.output.contains("1 waiting") && waiting.output.contains("tries;"), "\(waiting.output)")
+        let port = try #require(first.url.split(separator: ":").last.map(String.init))
+        let back = try await Self.startServer(port: port)
+        defer { back.process.terminate() }
+        let synced = try await Self.run(arguments + ["outbox"])
+        #expect(synced.output.contains("0 waiting") && synced.output.contains("delivered (HTTP 201)"), "\(synced.output)")
     }
 
     @Test func aStoppedServerIsReportedAsUnreachable() async throws {

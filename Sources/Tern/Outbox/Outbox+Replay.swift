@@ -29,9 +29,10 @@ extension Outbox {
         }
         if !expired.isEmpty { commit(expired.map(\.record), events: expired.map { .failed($0.item) }) }
         guard !sends.isEmpty else { return }
-        // Bodies are read under the store lock only; a send whose body cannot be read waits.
-        let bodies: [Int64: Data]? = storage.withLock { box in
-            guard let box else { return nil }
+        // Bodies are read through the store's reading connection (only ever from this queue),
+        // not under the store's lock: a write being flushed does not hold them up. A send whose
+        // body cannot be read waits.
+        let bodies: [Int64: Data]? = reading.withLock { $0 }.map { box in
             var bodies: [Int64: Data] = [:]
             for send in sends where send.record.bodyFile == nil && send.record.bodySize > 0 {
                 bodies[send.record.seq] = (try? box.store.body(of: send.record.seq)) ?? nil
@@ -134,10 +135,17 @@ extension Outbox {
     /// A failed write loses only these outcomes: the items are sent again at the next launch with
     /// the same key, and the server answers as it did.
     func commit(_ updated: [OutboxStore.Record], removed: [OutboxStore.Record] = [], events: [OutboxEvent]) {
+        guard !updated.isEmpty || !removed.isEmpty || !events.isEmpty else { return }
         storage.withLock { box in
             guard let box else { return }
             try? box.store.apply(updated: updated, removed: removed)
-            hub.publish(events, pendingCount: state.withLock { $0.pendingCount })
+            let pendingCount = state.withLock { state in
+                // A delivered item's answer is read from the store from now on (`item(_:)`):
+                // delivered items are not limited in number, their answers not kept in memory.
+                for record in updated where record.state == .delivered { state.records[record.seq]?.resultBody = nil }
+                return state.pendingCount
+            }
+            hub.publish(events, pendingCount: pendingCount)
         }
     }
 
@@ -194,9 +202,29 @@ extension Outbox {
             }
             return (updated, events)
         }
-        // The next items go while this outcome is written: a kill before the write sends the
-        // finished ones again, with their keys, before the next ones (order holds at the server).
+        // The next items go while this outcome is written (on another queue, so that sends are
+        // not held up by the disk): a kill before the write sends the finished ones again, with
+        // their keys, before the next ones, so order holds at the server.
+        let schedulesWrite = state.withLock { state -> Bool in
+            state.unwritten += updated
+            state.unwrittenEvents += events
+            defer { state.isWriteScheduled = true }
+            return !state.isWriteScheduled
+        }
+        if schedulesWrite { writes.async { [weak self] in self?.writeOutcomes() } }
         pump()
+    }
+
+    /// Writes the outcomes applied since the last write, in one transaction, then publishes them.
+    func writeOutcomes() {
+        let (updated, events) = state.withLock { state in
+            defer {
+                state.unwritten = []
+                state.unwrittenEvents = []
+                state.isWriteScheduled = false
+            }
+            return (state.unwritten, state.unwrittenEvents)
+        }
         commit(updated, events: events)
     }
 

@@ -31,12 +31,16 @@ public final class Outbox: Sendable {
     let state: Locked<OutboxState>
     /// The store, nil once closed. Taken before `state` when both are needed, never inside it.
     let storage: Locked<OutboxStoreBox?>
+    /// The same store for reading bodies before a send, behind a lock no write holds.
+    let reading: Locked<OutboxStoreBox?>
     /// Where the store keeps bodies sent from files, and copies them first.
     let bodiesPath: String
     let temporaryPath: String
     let hub: OutboxEventHub
-    /// Where outcomes are recorded and sends started, one at a time.
+    /// Where outcomes are applied and sends started, one at a time.
     let work = DispatchQueue(label: "Tern.Outbox")
+    /// Where outcomes are written to the store, one transaction at a time.
+    let writes = DispatchQueue(label: "Tern.Outbox.writes")
     private let networkToken = Locked<NetworkMonitorToken?>(nil)
 
     /// Opens the outbox in `configuration`'s directory (creating it) and starts sending what an
@@ -61,7 +65,9 @@ public final class Outbox: Sendable {
         self.directory = directory
         let state = OutboxState(records: records)
         self.state = Locked(state)
-        storage = Locked(OutboxStoreBox(store))
+        let box = OutboxStoreBox(store)
+        storage = Locked(box)
+        reading = Locked(box)
         bodiesPath = store.bodiesPath
         temporaryPath = store.temporaryPath
         hub = OutboxEventHub(callbackQueue: client.configuration.callbackQueue, pendingCount: state.pendingCount)
@@ -138,12 +144,23 @@ public final class Outbox: Sendable {
     /// Every item kept: waiting, sending, failed, and delivered within `keepsDeliveredFor`, in
     /// the order they were accepted.
     public var items: [OutboxItem] {
-        state.withLock { state in state.records.values.sorted { $0.seq < $1.seq }.map { state.item($0) } }
+        let records = state.withLock { $0.records.values.sorted { $0.seq < $1.seq } }
+        let answers =
+            records.contains { $0.state == .delivered } ? storage.withLock { box in (try? box?.store.deliveredAnswers()) ?? [:] } : [:]
+        return state.withLock { state in
+            records.map { record in
+                var record = record
+                if record.state == .delivered { record.resultBody = answers[record.seq] }
+                return state.item(record)
+            }
+        }
     }
 
     /// The item with `id`, if it is kept.
     public func item(_ id: OutboxItem.ID) -> OutboxItem? {
-        state.withLock { state in state.seq(of: id).flatMap { state.records[$0] }.map { state.item($0) } }
+        guard var record = state.withLock({ state in state.seq(of: id).flatMap { state.records[$0] } }) else { return nil }
+        if record.state == .delivered { record.resultBody = storage.withLock { box in (try? box?.store.answer(of: record.seq)) ?? nil } }
+        return state.withLock { $0.item(record) }
     }
 
     /// How many items are still to be sent (queued or sending): a badge's number.
@@ -222,11 +239,14 @@ public final class Outbox: Sendable {
     /// Closes the outbox: sends in flight are cancelled (their items stay queued for the next
     /// open), streams end, the store closes. Later calls throw `OutboxError.closed`. Idempotent.
     public func close() {
+        // Outcomes not written yet are written first; a send's answer that arrives later is not.
+        writeOutcomes()
         let wasOpen = storage.withLock { box in
             defer { box = nil }
             return box != nil
         }
         guard wasOpen else { return }
+        reading.withLock { $0 = nil }
         let handles = state.withLock { state in
             state.isClosed = true
             return Array(state.handles.values)

@@ -2,7 +2,8 @@ import Foundation
 import TernCache
 
 /// The outbox's store, kept where only the outbox's store lock reaches it.
-// Sendable: the store is only used inside `Outbox.storage`'s lock.
+// Sendable: the store is only used inside `Outbox.storage`'s lock, but for `body(of:)`, which
+// only the outbox's work queue calls (the store reads it through a connection of its own).
 final class OutboxStoreBox: @unchecked Sendable {
     let store: OutboxStore
     init(_ store: OutboxStore) { self.store = store }
@@ -38,6 +39,10 @@ struct OutboxState: Sendable {
     /// Outcomes of sends, recorded together in one transaction.
     var outcomes: [(Int64, OutboxRequest.Outcome)] = []
     var isDrainScheduled = false
+    /// Outcomes applied in memory and not yet written, with their events; written together.
+    var unwritten: [OutboxStore.Record] = []
+    var unwrittenEvents: [OutboxEvent] = []
+    var isWriteScheduled = false
     /// A pump is on the work queue and has not looked at the items yet.
     var isPumpScheduled = false
     /// The outbox closed: nothing more is sent.

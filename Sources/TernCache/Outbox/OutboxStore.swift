@@ -39,7 +39,7 @@ import Foundation
 */
 
 /// The SQLite table and body files of one outbox directory. Not thread-safe: its owner (Tern's
-/// `Outbox`) serializes every call under one lock.
+/// `Outbox`) serializes every call under one lock, but for `body(of:)`.
 package final class OutboxStore {
     /// One stored item, without its body (read with `body(of:)` when it is sent).
     package struct Record: Sendable {
@@ -96,6 +96,9 @@ package final class OutboxStore {
     /// Where a body file is copied before it is renamed into `bodiesPath`.
     package let temporaryPath: String
     private let database: SQLiteDatabase
+    /// A second connection for `body(of:)`, so that reading the next item's body does not wait
+    /// for a write (and its flush) on `database`: WAL lets a reader go on beside a writer.
+    private let reader: SQLiteDatabase
     private let synchronous: Bool
 
     /// Opens (creating if needed) the outbox in `directory` and deletes body files no row names.
@@ -125,16 +128,38 @@ package final class OutboxStore {
         } else if version != Self.schemaVersion {
             throw .sqlite(code: 0, message: "outbox schema version \(version), expected \(Self.schemaVersion)", operation: "open")
         }
+        reader = try SQLiteDatabase(path: directory.appendingPathComponent("outbox.sqlite").path)
         try removeUnclaimedFiles()
     }
 
-    deinit { database.close() }
+    deinit {
+        reader.close()
+        database.close()
+    }
 
-    /// Every stored item, in the order they were accepted.
+    /// Every stored item, in the order they were accepted; delivered ones without their answer.
     package func records() throws(CacheError) -> [Record] {
         var records: [Record] = []
-        try database.query("SELECT \(Self.columns) FROM items ORDER BY seq", row: { records.append(Self.record($0)) })
+        // A delivered item's answer stays on disk (`answer(of:)`): delivered items are not limited in number.
+        let columns = Self.columns.replacingOccurrences(of: "result_body", with: "CASE WHEN state = 1 THEN NULL ELSE result_body END")
+        try database.query("SELECT \(columns) FROM items ORDER BY seq", row: { records.append(Self.record($0)) })
         return records
+    }
+
+    /// The answer kept with the item `seq` (delivered or rejected), nil when there is none.
+    package func answer(of seq: Int64) throws(CacheError) -> Data? {
+        var answer: Data?
+        try database.query("SELECT result_body FROM items WHERE seq = ?", bind: { $0.bind(1, seq) }, row: { answer = $0.data(0) })
+        return answer
+    }
+
+    /// The answers of every delivered item, by sequence number.
+    package func deliveredAnswers() throws(CacheError) -> [Int64: Data] {
+        var answers: [Int64: Data] = [:]
+        try database.query(
+            "SELECT seq, result_body FROM items WHERE state = 1 AND result_body IS NOT NULL",
+            row: { answers[$0.int64(0)] = $0.data(1) })
+        return answers
     }
 
     /// Stores a new item (its body inline, or already renamed into bodies/) and returns its
@@ -161,10 +186,12 @@ package final class OutboxStore {
         return database.lastInsertRowID
     }
 
-    /// The body stored inline for `seq`, nil when it has none (no body, or a file).
+    /// The body stored inline for `seq`, nil when it has none (no body, or a file). Unlike every
+    /// other method, it may be called while another thread uses the store — from one thread at a
+    /// time: it reads through a connection of its own.
     package func body(of seq: Int64) throws(CacheError) -> Data? {
         var body: Data?
-        try database.query("SELECT body FROM items WHERE seq = ?", bind: { $0.bind(1, seq) }, row: { body = $0.data(0) })
+        try reader.query("SELECT body FROM items WHERE seq = ?", bind: { $0.bind(1, seq) }, row: { body = $0.data(0) })
         return body
     }
 

@@ -25,6 +25,16 @@ import Testing
         #expect(effects.effects == 1)
         #expect(effects.keys == [item.idempotencyKey: 1])
         #expect(outbox.pendingCount == 0)
+        // The answer is read from the store, not kept in memory with the item.
+        #expect(outbox.state.withLock { $0.records.values.allSatisfy { $0.resultBody == nil } })
+        #expect(outbox.item(id)?.responseBody == item.responseBody)
+        #expect(outbox.items.first?.responseBody == item.responseBody)
+        let directory = outbox.directory
+        outbox.close()
+        let reopened = try Outbox(client: try client(kind), configuration: OutboxFixture.configuration(directory))
+        defer { reopened.close() }
+        #expect(reopened.item(id)?.responseBody == item.responseBody)
+        #expect(reopened.item(id)?.state == .delivered(statusCode: 201))
     }
 
     @Test(arguments: TransportKind.all)
