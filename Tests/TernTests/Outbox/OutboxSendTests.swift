@@ -77,6 +77,39 @@ import Testing
         #expect(sends.count == 2)
     }
 
+    /// A group's adapters sign each send; after a restart they apply to the items an earlier run
+    /// stored when the configuration names the group, and its stored headers go either way.
+    @Test(arguments: TransportKind.all)
+    func aGroupNamedInTheConfigurationAppliesToItemsOfAnEarlierRun(kind: TransportKind) async throws {
+        let group = APIGroup("signed") {
+            $0.headers = ["X-Group-Header": "stored"]
+            $0.hooks.adapt("sign") { request, _ in
+                var request = request
+                request.setValue("at-send", forHTTPHeaderField: "X-Group-Signature")
+                return request
+            }
+        }
+        func headersSent(groups: [APIGroup]) async throws -> [String: String] {
+            let directory = OutboxFixture.directory()
+            let client = kind.client(try TestServers.httpbin())
+            var request = Request<Data>("anything/outbox", method: .post, body: .data(Data("hi".utf8), contentType: "text/plain"))
+            request.group = group
+            let first = try Outbox(client: client, configuration: OutboxFixture.configuration(directory) { $0.networkMonitor = offlineMonitor() })
+            let id = try first.enqueue(request)
+            first.close()
+            let second = try Outbox(client: client, configuration: OutboxFixture.configuration(directory) { $0.groups = groups })
+            defer { second.close() }
+            let item = try #require(await OutboxFixture.outcome(second, id))
+            let echoed = try JSON(data: item.responseBody ?? Data())
+            guard case .object(let headers)? = echoed["headers"] else { return [:] }
+            return headers.compactMapValues(\.string)
+        }
+        let named = try await headersSent(groups: [group])
+        #expect(named["X-Group-Signature"] == "at-send" && named["X-Group-Header"] == "stored", "\(named)")
+        let unnamed = try await headersSent(groups: [])
+        #expect(unnamed["X-Group-Signature"] == nil && unnamed["X-Group-Header"] == "stored", "\(unnamed)")
+    }
+
     @Test func itemIDsAndKeysAreDistinctVersionFourUUIDs() {
         let ids = (0..<2_000).map { _ in Outbox.randomID() }
         #expect(Set(ids).count == ids.count)
