@@ -94,7 +94,8 @@ import Testing
             let client = kind.client(try TestServers.httpbin())
             var request = Request<Data>("anything/outbox", method: .post, body: .data(Data("hi".utf8), contentType: "text/plain"))
             request.group = group
-            let first = try Outbox(client: client, configuration: OutboxFixture.configuration(directory) { $0.networkMonitor = offlineMonitor() })
+            let first = try Outbox(
+                client: client, configuration: OutboxFixture.configuration(directory) { $0.networkMonitor = offlineMonitor() })
             let id = try first.enqueue(request)
             first.close()
             let second = try Outbox(client: client, configuration: OutboxFixture.configuration(directory) { $0.groups = groups })
