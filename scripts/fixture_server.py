@@ -40,6 +40,8 @@ Loopback only. Endpoints (all GET unless noted):
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body; no line feed in it);
                             type=T sends Content-Type T (text/event-stream: an event that never ends)
   /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
+  /zstd                      200, a 6 KB JSON document, zstd-compressed when Accept-Encoding offers zstd
+  /zstd-bomb?mb=N            200, Content-Encoding: zstd, a tiny body that decodes to N MB of zeros (256)
   /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
   /redirect-nowhere?location=none|garbage|ftp  302 with a JSON body and no Location, "http://[::1", or an ftp URL
   /framing?case=C           10 body bytes under Content-Length: 5 and 10 (conflict), 10 twice (same), "10, 10"
@@ -280,6 +282,15 @@ class Handler(BaseHTTPRequestHandler):
             return
         if route == "/huge":
             return self._huge(q)
+        if route == "/zstd":
+            # zstd when the request offers it (what a server does), else as is.
+            body = json.dumps({"encoded": "zstd", "text": "雨 " * 2000}, ensure_ascii=False).encode()
+            if "zstd" in (self.headers.get("Accept-Encoding") or ""):
+                return self._send(200, zstd_compress(body), content_type="application/json", extra={"Content-Encoding": "zstd"})
+            return self._send(200, body, content_type="application/json")
+        if route == "/zstd-bomb":
+            body = zstd_bomb(int(q.get("mb", "256")))
+            return self._send(200, body, content_type="application/octet-stream", extra={"Content-Encoding": "zstd"})
         if route == "/gzip-bomb":
             body = gzip_bomb(int(q.get("mb", "1024")))
             return self._send(200, body, content_type="application/octet-stream", extra={"Content-Encoding": "gzip"})
@@ -574,6 +585,23 @@ def gzip_bomb(megabytes):
             block = b"\0" * (1 << 20)
             _bombs[megabytes] = b"".join(packer.compress(block) for _ in range(megabytes)) + packer.flush()
         return _bombs[megabytes]
+
+
+def zstd_compress(data):
+    import zstandard
+    return zstandard.ZstdCompressor(level=3).compress(data)
+
+
+def zstd_bomb(megabytes):
+    """zstd of `megabytes` MB of zeros (a few hundred bytes), made once per size."""
+    import zstandard
+    with _bombs_lock:
+        key = ("zstd", megabytes)
+        if key not in _bombs:
+            packer = zstandard.ZstdCompressor(level=3).compressobj()
+            block = b"\0" * (1 << 20)
+            _bombs[key] = b"".join(packer.compress(block) for _ in range(megabytes)) + packer.flush()
+        return _bombs[key]
 
 
 class Server(PooledHTTPServer):

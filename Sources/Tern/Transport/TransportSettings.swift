@@ -46,12 +46,17 @@ public struct TransportSettings: Sendable {
     /// The headers every request carries unless it sets its own: `User-Agent`, `Accept-Encoding`
     /// and `Accept-Language`. The built-in transports send them (URLSession through its session
     /// configuration); for any other transport (`Transport.sendsWireHeaders` false: a stub, your
-    /// own) the client adds them to each request.
+    /// own) the client adds them to each request. `Accept-Encoding` is `gzip, deflate, br`; the
+    /// libcurl transport also offers `zstd` when its libcurl decodes it (Debian's and Ubuntu's do).
     public var wireHeaders: [String: String] {
-        var headers: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": "gzip, deflate, br"]
+        var headers: [String: String] = ["User-Agent": userAgent, "Accept-Encoding": Self.defaultAcceptEncoding]
         headers["Accept-Language"] = acceptLanguage
         return headers
     }
+
+    /// The encodings every transport decodes; the libcurl transport adds `zstd` where its
+    /// libcurl decodes it.
+    static let defaultAcceptEncoding = "gzip, deflate, br"
 
     private static func preferredLanguages() -> String? {
         let languages = Locale.preferredLanguages.prefix(3)

@@ -19,7 +19,12 @@ struct CurlSettings: Sendable {
     let plainHeaders: CurlHeaderList?
 
     init(_ settings: TransportSettings, curl: LibCurl) {
-        headers = settings.wireHeaders
+        var headers = settings.wireHeaders
+        // zstd too where this libcurl decodes it, unless the app chose its own encodings.
+        if curl.decodesZstd, headers["Accept-Encoding"] == TransportSettings.defaultAcceptEncoding {
+            headers["Accept-Encoding"] = TransportSettings.defaultAcceptEncoding + ", zstd"
+        }
+        self.headers = headers
         credential = settings.credential
         cookies = settings.cookieStorage ?? .shared
         tls = settings.tls

@@ -19,6 +19,8 @@ struct LibCurl: @unchecked Sendable {
 
     let version: String
     let versionNumber: UInt32
+    /// Whether this libcurl was built with zstd: it then decodes `Content-Encoding: zstd`.
+    let decodesZstd: Bool
     private let easySetopt: UnsafeMutableRawPointer
     private let easyGetinfo: UnsafeMutableRawPointer
     private let multiSetopt: UnsafeMutableRawPointer
@@ -74,6 +76,8 @@ struct LibCurl: @unchecked Sendable {
             }
             let version = info.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "?"
             let number = info.load(fromByteOffset: 16, as: UInt32.self)
+            // … host (char *), features (int): CURL_VERSION_ZSTD is bit 26.
+            let features = info.load(fromByteOffset: 32, as: Int32.self)
             guard number >= minimumVersion else {
                 throw LoadFailure(description: "libcurl \(version) is older than 7.68.0")
             }
@@ -89,7 +93,8 @@ struct LibCurl: @unchecked Sendable {
             }
             return .success(
                 LibCurl(
-                    version: version, versionNumber: number, easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
+                    version: version, versionNumber: number, decodesZstd: features & (1 << 26) != 0, easySetopt: easySetopt,
+                    easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
                     multiFdset: multiFdset,
                     easyInit: try function("curl_easy_init", as: (@convention(c) () -> Handle?).self),
                     easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
