@@ -62,8 +62,9 @@ public final class Client: Sendable {
         let unsupported =
             transport is URLSessionTransport
             ? configuration.transportSettings.tls.unsupportedByURLSession ?? configuration.transportSettings.proxy.unsupportedByURLSession
+                ?? configuration.transportSettings.hostOverrides.unsupportedByURLSession
             : nil
-        if let reason = SettingCheck.problem(in: configuration) ?? unsupported {
+        if let reason = SettingCheck.problem(in: configuration) ?? configuration.transportSettings.hostOverrides.problem ?? unsupported {
             configurationError = .unsupportedConfiguration(reason)
             FileHandle.standardError.write(Data("Tern: this client cannot send requests: \(reason)\n".utf8))
         } else {

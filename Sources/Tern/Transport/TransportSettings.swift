@@ -24,6 +24,9 @@ public struct TransportSettings: Sendable {
     /// The proxy requests go through: the environment's or system's (the default), none, or an
     /// explicit HTTP proxy (see `ProxyConfiguration`).
     public var proxy: ProxyConfiguration
+    /// Where the libcurl transport connects for some hosts instead of asking DNS (see
+    /// `HostOverrides`). Default: none.
+    public var hostOverrides = HostOverrides()
     /// Maximum simultaneous connections to one host (URLSession's `httpMaximumConnectionsPerHost`). Default 6.
     public var maximumConnectionsPerHost: Int
     /// What only the URLSession transport reads: how it delivers bodies, and a last chance to

@@ -20,6 +20,7 @@ extension CurlExchange {
             curl.set(easy, .proxy, "http://\(host):\(port)")
             if !excluding.isEmpty { curl.set(easy, .noProxy, excluding.joined(separator: ",")) }
         }
+        if let connectTo = settings.connectTo { curl.set(easy, .connectTo, UnsafeRawPointer(connectTo.list)) }
         if let credential = settings.credential {
             curl.set(easy, .httpAuth, LibCurl.challengedAuth)
             curl.set(easy, .username, credential.user)

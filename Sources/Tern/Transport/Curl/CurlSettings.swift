@@ -17,6 +17,8 @@ struct CurlSettings: Sendable {
     /// as libcurl sends them, built once and shared by every such exchange. Nil if libcurl could
     /// not build it (then each exchange builds its own).
     let plainHeaders: CurlHeaderList?
+    /// `hostOverrides` as `CURLOPT_CONNECT_TO` lines; nil without overrides.
+    let connectTo: CurlStringList?
 
     init(_ settings: TransportSettings, curl: LibCurl) {
         var headers = settings.wireHeaders
@@ -30,6 +32,7 @@ struct CurlSettings: Sendable {
         tls = settings.tls
         proxy = settings.proxy
         plainHeaders = CurlHeaderList(headers, curl: curl)
+        connectTo = settings.hostOverrides.isEmpty ? nil : CurlStringList(settings.hostOverrides.curlLines, curl: curl)
     }
 
     /// Whether a request with `method` and no body is sent with an empty one (`Content-Length: 0`):
@@ -106,5 +109,29 @@ final class CurlHeaderList: @unchecked Sendable {
     deinit {
         curl.slistFreeAll(list)
     }
+}
+/// A `curl_slist` of strings for an option that takes one (`CURLOPT_CONNECT_TO`), freed with
+/// this object. Thread safety: immutable once made.
+// Sendable: never changed after `init`; libcurl only reads it while a transfer that holds it runs.
+final class CurlStringList: @unchecked Sendable {
+    let list: LibCurl.Handle
+    private let curl: LibCurl
+
+    /// Nil for no lines, or if libcurl fails to allocate one.
+    init?(_ lines: [String], curl: LibCurl) {
+        var list: LibCurl.Handle?
+        for line in lines {
+            guard let longer = curl.slistAppend(list, line) else {
+                curl.slistFreeAll(list)
+                return nil
+            }
+            list = longer
+        }
+        guard let list else { return nil }
+        self.list = list
+        self.curl = curl
+    }
+
+    deinit { curl.slistFreeAll(list) }
 }
 #endif

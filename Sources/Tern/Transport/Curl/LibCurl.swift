@@ -216,7 +216,7 @@ struct LibCurl: @unchecked Sendable {
         case protocols = 181, xferInfoFunction = 20219, pipeWait = 237, httpAuth = 107, username = 10173
         case password = 10174, seekFunction = 20167, seekData = 10168, bufferSize = 98
         case sslCert = 10025, keyPassword = 10026, sslVersion = 32, caInfo = 10065, sslKey = 10087, caPath = 10097
-        case pinnedPublicKey = 10230, proxy = 10004, noProxy = 10177
+        case pinnedPublicKey = 10230, proxy = 10004, noProxy = 10177, connectTo = 10243
         case connectOnly = 141, connectTimeoutMS = 156, closeSocketFunction = 20208, closeSocketData = 10209
     }
 
