@@ -39,7 +39,9 @@ import Testing
         defer { outbox.close() }
         for index in 0..<12 { try outbox.enqueue(OutboxFixture.write(name, "w\(index)", query: ["require_auth": 1])) }
         network.set(reachable: true)
-        let items = try await OutboxFixture.settle(outbox)
+        // Under the parallel pass a send may wait for the client's retry backoff (1, 2, 4 s) when
+        // the busy fixture drops a connection: 7 s there, twice that under ThreadSanitizer.
+        let items = try await OutboxFixture.settle(outbox, seconds: 60)
         #expect(items.allSatisfy { $0.state == .delivered(statusCode: 201) })
         #expect(tokens.calls.count == 1)
         #expect(try await Fixture.count(name + ":refresh") == 1)
