@@ -53,6 +53,10 @@ pids+=($!)
 proxy_port=$(free_port)
 "$python" scripts/fixture_proxy.py --port "$proxy_port" >"$logs/proxy.log" 2>&1 &
 pids+=($!)
+# A SOCKS5 proxy on loopback that resolves *.tern.test itself, for the SOCKS tests.
+socks_port=$(free_port)
+"$python" scripts/fixture_socks.py --port "$socks_port" >"$logs/socks.log" 2>&1 &
+pids+=($!)
 # The same fixture over TLS (a throw-away trustme authority in $logs/tls), for pinning and TLS options.
 tls_port=$(free_port)
 tls12_port=$(free_port)
@@ -78,6 +82,7 @@ websocket_fixture_port=$(free_port)
 pids+=($!)
 wait_for "http://127.0.0.1:$httpbin_port/get"
 wait_for "http://127.0.0.1:$fixture_port/json"
+wait_for "http://127.0.0.1:$socks_port/socks-stats"
 for _ in $(seq 1 100); do [ -f "$logs/tls/pins.txt" ] && break; sleep 0.2; done
 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5).close()" "$tls_port" \
     || { echo "the TLS fixture did not start; log:" >&2; cat "$logs/fixture-tls.log" >&2; exit 1; }
@@ -109,6 +114,7 @@ python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.ar
 export TERN_WEBSOCKET_URL="ws://127.0.0.1:$websocket_port"
 export TERN_WEBSOCKET_FIXTURE_URL="ws://127.0.0.1:$websocket_fixture_port"
 export TERN_PROXY_PORT="$proxy_port"
+export TERN_SOCKS_PORT="$socks_port"
 export TERN_H2_URL="https://127.0.0.1:$h2_port"
 export TERN_TLS_URL="https://127.0.0.1:$tls_port"
 export TERN_TLS12_URL="https://127.0.0.1:$tls12_port"

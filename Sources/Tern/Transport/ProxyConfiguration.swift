@@ -9,7 +9,8 @@ import Foundation
 /// - `.http(host:port:excluding:)`: this HTTP proxy for both `http` and `https` URLs (HTTPS
 ///   through `CONNECT`), except for the hosts listed (exact names, or `.example.com` for a domain
 ///   and its subdomains).
-/// The libcurl transport honours all three, URLSession on Apple platforms too (through
+/// - `.socks5(host:port:excluding:)`: this SOCKS5 proxy, which resolves the host names itself.
+/// The libcurl transport honours all four, URLSession on Apple platforms too (through
 /// `connectionProxyDictionary`). URLSession on Linux only knows the environment's: it ignores
 /// `connectionProxyDictionary` (measured: an explicit proxy went unused, and `.direct` still used
 /// `http_proxy`), so a client configured otherwise on it is created with
@@ -19,6 +20,7 @@ public struct ProxyConfiguration: Sendable, Equatable, CustomStringConvertible {
     enum Kind: Sendable, Equatable {
         case environment, direct
         case http(host: String, port: Int, excluding: [String])
+        case socks5(host: String, port: Int, excluding: [String])
     }
 
     let kind: Kind
@@ -32,12 +34,20 @@ public struct ProxyConfiguration: Sendable, Equatable, CustomStringConvertible {
         ProxyConfiguration(kind: .http(host: host, port: port, excluding: excluding))
     }
 
-    /// `environment`, `direct` or `http://host:port`.
+    /// A SOCKS5 proxy at `host:port` for every request, except to the hosts in `excluding`. The
+    /// proxy resolves the host names (`socks5h`): the device asks no DNS for them, as over Tor
+    /// or into a private network only the proxy can see.
+    public static func socks5(host: String, port: Int, excluding: [String] = []) -> ProxyConfiguration {
+        ProxyConfiguration(kind: .socks5(host: host, port: port, excluding: excluding))
+    }
+
+    /// `environment`, `direct`, `http://host:port` or `socks5h://host:port`.
     public var description: String {
         switch kind {
         case .environment: "environment"
         case .direct: "direct"
         case .http(let host, let port, _): "http://\(host):\(port)"
+        case .socks5(let host, let port, _): "socks5h://\(host):\(port)"
         }
     }
 
@@ -66,6 +76,10 @@ public struct ProxyConfiguration: Sendable, Equatable, CustomStringConvertible {
                 "HTTPEnable": 1, "HTTPProxy": host, "HTTPPort": port,
                 "HTTPSEnable": 1, "HTTPSProxy": host, "HTTPSPort": port,
             ]
+            if !excluding.isEmpty { dictionary["ExceptionsList"] = excluding }
+            return dictionary
+        case .socks5(let host, let port, let excluding):
+            var dictionary: [AnyHashable: Any] = ["SOCKSEnable": 1, "SOCKSProxy": host, "SOCKSPort": port]
             if !excluding.isEmpty { dictionary["ExceptionsList"] = excluding }
             return dictionary
         }

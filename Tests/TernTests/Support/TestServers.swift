@@ -27,6 +27,8 @@ enum TestServers {
     static func h2() throws -> String { try address("TERN_H2_URL") }
     /// The loopback forward proxy's port (`scripts/fixture_proxy.py`).
     static func proxyPort() throws -> Int { try #require(Int(try address("TERN_PROXY_PORT"))) }
+    /// The loopback SOCKS5 proxy's port (`scripts/fixture_socks.py`): it resolves `*.tern.test`.
+    static func socksPort() throws -> Int { try #require(Int(try address("TERN_SOCKS_PORT"))) }
     /// The fixture over TLS 1.2–1.3 (`scripts/fixture_tls.py`), e.g. `https://127.0.0.1:41236`.
     static func tls() throws -> String { try address("TERN_TLS_URL") }
     /// The same, TLS 1.2 at most.

@@ -16,8 +16,8 @@ extension CurlExchange {
         switch settings.proxy.kind {
         case .environment: break
         case .direct: curl.set(easy, .proxy, "")
-        case .http(let host, let port, let excluding):
-            curl.set(easy, .proxy, "http://\(host):\(port)")
+        case .http(_, _, let excluding), .socks5(_, _, let excluding):
+            curl.set(easy, .proxy, settings.proxy.description)
             if !excluding.isEmpty { curl.set(easy, .noProxy, excluding.joined(separator: ",")) }
         }
         if let connectTo = settings.connectTo { curl.set(easy, .connectTo, UnsafeRawPointer(connectTo.list)) }
