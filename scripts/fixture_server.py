@@ -40,6 +40,8 @@ Loopback only. Endpoints (all GET unless noted):
   /huge?chunked=1           200, chunked, zero bytes without end (an unannounced body; no line feed in it);
                             type=T sends Content-Type T (text/event-stream: an event that never ends)
   /gzip-bomb?mb=N            200, Content-Encoding: gzip, a ~N KB body that inflates to N MB of zeros
+  POST /inflate             the body decoded by its Content-Encoding (gzip, deflate): {encoding, received,
+                            length, sha256, head, content_type, body (up to 64 KB)}; 400 when it does not decode
   /zstd                      200, a 6 KB JSON document, zstd-compressed when Accept-Encoding offers zstd
   /zstd-bomb?mb=N            200, Content-Encoding: zstd, a tiny body that decodes to N MB of zeros (256)
   /reset-body               Content-Length: 1000, 100 bytes, then a reset (RST) mid-body
@@ -70,6 +72,7 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlparse, parse_qs
 
@@ -534,6 +537,23 @@ class Handler(BaseHTTPRequestHandler):
         }
         self._send(200, json.dumps(payload).encode())
 
+    def _inflate(self):
+        """A compressed body decoded by its Content-Encoding (gzip, deflate): what arrived and what it was."""
+        import gzip
+        import hashlib
+        raw = self._body()
+        encoding = (self.headers.get("Content-Encoding") or "").strip().lower()
+        try:
+            body = gzip.decompress(raw) if encoding == "gzip" else zlib.decompress(raw) if encoding == "deflate" else raw
+        except Exception as error:  # a body that does not decode as it says: the test's failure
+            return self._send(400, json.dumps({"error": str(error), "encoding": encoding}).encode())
+        self._send(200, json.dumps({
+            "encoding": encoding, "received": len(raw), "length": len(body),
+            "sha256": hashlib.sha256(body).hexdigest(), "head": body[:64].decode("utf-8", "replace"),
+            "content_type": self.headers.get("Content-Type"),
+            "body": body.decode("utf-8", "replace") if len(body) <= 65536 else None,
+        }).encode())
+
     def _token(self, key):
         with COUNTS_LOCK:
             return "t%d" % STATES.get(key + ":generation", 0)
@@ -553,6 +573,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._session(route, self._query())
         if route == "/upload-sizes":
             return fixture_transfers.upload_sizes(self)
+        if route == "/inflate":
+            return self._inflate()
         if route == "/changes":
             # A change: answers with ?status (200) and the Location / Content-Location it is given.
             q = self._query()

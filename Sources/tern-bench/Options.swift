@@ -21,6 +21,8 @@ struct Options {
     var cacheHits = false
     /// The outbox rows (`OutboxBench`); `sinkLog` is nginx's log of `/sink/` (`TERN_BENCH_SINK_LOG`).
     var outbox = false
+    /// Request-body compression against the gzip tool (`CompressionBench`).
+    var compression = false
     /// "enqueue" or "replay": one part of the outbox rows.
     var outboxOnly: String?
     var sinkLog = ProcessInfo.processInfo.environment["TERN_BENCH_SINK_LOG"]
@@ -68,6 +70,7 @@ struct Options {
             case "--cache": cache = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--cache-hits": cacheHits = true
             case "--outbox": outbox = true
+            case "--compression": compression = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--outbox-only": outbox = true; outboxOnly = iterator.next()
             case "--download-file": downloadFile = true
             case "--curl-only": curlOnly = true

@@ -63,6 +63,12 @@ if options.cacheHits {
     exit(0)
 }
 
+// Request compression: CPU per MB against the gzip tool.
+if options.compression {
+    CompressionBench.run(rounds: options.rounds, scale: options.scale)
+    exit(0)
+}
+
 // Outbox: enqueue cost, replay rate against direct sends, memory while replaying.
 if options.outbox {
     await OutboxBench.run(

@@ -25,7 +25,9 @@ enum OutboxRequest {
         let own = Set(
             ((request.group?.snapshot.settings.headers ?? [:]).keys.map { $0.lowercased() }) + request.headers.keys.map { $0.lowercased() })
         var headers: [String: String] = [:]
-        for (name, value) in parts.headers where RequestBuilder.isContentType(name) || own.contains(name.lowercased()) {
+        // Content-Encoding too: a body compressed at enqueue is sent compressed.
+        for (name, value) in parts.headers
+        where RequestBuilder.isContentType(name) || own.contains(name.lowercased()) || name.lowercased() == "content-encoding" {
             headers[name] = value
         }
         if let contentType = parts.contentType { headers["Content-Type"] = contentType }

@@ -47,6 +47,9 @@ public final class APIGroup: Sendable {
         public var tags: Set<String> = []
         /// The group's hooks, run between the request's and the client's.
         public var hooks = Hooks()
+        /// How the bodies of the group's requests are compressed when a request says nothing
+        /// (`Request.compression`); nil sends them as they are. Default nil.
+        public var requestCompression: RequestCompression?
         private var decoderBox: UncheckedBox<JSONDecoder>?
 
         /// The decoder of the group's `Decodable` requests made without one; nil uses the client's.

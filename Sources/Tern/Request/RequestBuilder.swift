@@ -27,6 +27,7 @@ struct RequestSettings: Sendable {
     var decoder: UncheckedBox<JSONDecoder>? { snapshot?.settings.boxedDecoder ?? client.configuration.boxedDecoder }
     var tags: Set<String> { snapshot?.settings.tags ?? [] }
     var hooks: Hooks? { snapshot?.settings.hooks }
+    var requestCompression: RequestCompression? { snapshot?.settings.requestCompression }
     /// The client's wire headers when its transport does not send them itself (a stub, a custom
     /// transport): then every request carries them, as the wire would; nil otherwise.
     var bridgeHeaders: [String: String]? { client.transport.sendsWireHeaders ? nil : client.configuration.transportSettings.wireHeaders }
@@ -105,7 +106,25 @@ enum RequestBuilder {
             parts.contentType = type
         }
         if parts.contentType != nil, headers.keys.contains(where: isContentType) { parts.contentType = nil }
+        if let compression = request.compression ?? settings.requestCompression {
+            try compress(&parts, with: compression)
+        }
         return parts
+    }
+
+    /// Compresses a body in memory and names its coding; a request that names one itself is
+    /// taken to be encoded already.
+    private static func compress(_ parts: inout Parts, with compression: RequestCompression) throws(TernError) {
+        guard !parts.headers.keys.contains(where: { $0.lowercased() == "content-encoding" }) else { return }
+        guard parts.upload == nil else {
+            throw .invalidRequest(
+                .invalidValue(
+                    name: "compression",
+                    reason: "a body streamed from a file (or a large multipart form) is not compressed: compress the file, then send it"))
+        }
+        guard let body = parts.body else { return }
+        parts.body = try compression.compress(body)
+        parts.headers["Content-Encoding"] = compression.rawValue
     }
 
     /// Whether a header name is `Content-Type`, in any case.

@@ -28,6 +28,7 @@ struct RequestExtras: Sendable {
     var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)?
     var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
     var isPrebuilt = false
+    var compression: RequestCompression?
 
     /// Every setting at its default: what a request without a box reads.
     static let defaults = RequestExtras()

@@ -114,6 +114,26 @@ import Testing
         #expect(unnamed["X-Group-Signature"] == nil && unnamed["X-Group-Header"] == "stored", "\(unnamed)")
     }
 
+    /// A body compressed at enqueue is stored compressed and sent with its `Content-Encoding`.
+    @Test(arguments: TransportKind.all)
+    func aCompressedBodyIsStoredAndSentCompressed(kind: TransportKind) async throws {
+        let directory = OutboxFixture.directory()
+        let client = kind.client(try TestServers.fixture())
+        var request = Request<Data>("inflate", method: .post, body: .data(Data(String(repeating: "like ", count: 400).utf8)))
+        request.compression = .gzip
+        let first = try Outbox(
+            client: client, configuration: OutboxFixture.configuration(directory) { $0.networkMonitor = offlineMonitor() })
+        let id = try first.enqueue(request)
+        #expect(try #require(first.item(id)).bodySize < 400)
+        first.close()
+        let second = try Outbox(client: client, configuration: OutboxFixture.configuration(directory))
+        defer { second.close() }
+        let item = try #require(await OutboxFixture.outcome(second, id))
+        let answer = try JSON(data: item.responseBody ?? Data())
+        #expect(answer["encoding"]?.string == "gzip")
+        #expect(answer["body"]?.string == String(repeating: "like ", count: 400))
+    }
+
     @Test func itemIDsAndKeysAreDistinctVersionFourUUIDs() {
         let ids = (0..<2_000).map { _ in Outbox.randomID() }
         #expect(Set(ids).count == ids.count)

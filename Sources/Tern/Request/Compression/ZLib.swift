@@ -1,0 +1,105 @@
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// zlib, loaded at run time (`libz.so.1` on Linux, as libcurl and SQLite are, so that building
+/// needs no `-dev` package; the system's `libz.1.dylib` on Apple platforms), for compressing
+/// request bodies. Only `deflate` is used.
+// Sendable: C function pointers and a version string, set once when loaded.
+struct ZLib: @unchecked Sendable {
+    private typealias DeflateInit =
+        @convention(c) (
+            UnsafeMutableRawPointer?, Int32, Int32, Int32, Int32, Int32, UnsafePointer<CChar>?, Int32
+        ) -> Int32
+    private typealias Deflate = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
+    private typealias DeflateEnd = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+
+    private let deflateInit: DeflateInit
+    private let deflateStep: Deflate
+    private let deflateEnd: DeflateEnd
+    let version: String
+
+    /// The loaded library, or why there is none.
+    static let loaded: Result<ZLib, TernError> = load()
+
+    private static func load() -> Result<ZLib, TernError> {
+        #if canImport(Darwin)
+        let names = ["/usr/lib/libz.1.dylib", "libz.dylib"]
+        #else
+        let names = ["libz.so.1", "libz.so"]
+        #endif
+        let problem = TernError.unsupportedConfiguration("request compression needs zlib, which could not be loaded (\(names[0]))")
+        guard let library = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first,
+            let initPointer = dlsym(library, "deflateInit2_"), let stepPointer = dlsym(library, "deflate"),
+            let endPointer = dlsym(library, "deflateEnd"), let versionPointer = dlsym(library, "zlibVersion")
+        else { return .failure(problem) }
+        let versionFunction = unsafeBitCast(versionPointer, to: (@convention(c) () -> UnsafePointer<CChar>?).self)
+        return .success(
+            ZLib(
+                deflateInit: unsafeBitCast(initPointer, to: DeflateInit.self), deflateStep: unsafeBitCast(stepPointer, to: Deflate.self),
+                deflateEnd: unsafeBitCast(endPointer, to: DeflateEnd.self), version: versionFunction().map { String(cString: $0) } ?? "?"))
+    }
+
+    /// zlib's `z_stream`, field for field (zlib checks its size against `stream_size`).
+    private struct Stream {
+        var nextIn: UnsafeMutablePointer<UInt8>?
+        var availableIn: UInt32 = 0
+        var totalIn: CUnsignedLong = 0
+        var nextOut: UnsafeMutablePointer<UInt8>?
+        var availableOut: UInt32 = 0
+        var totalOut: CUnsignedLong = 0
+        var message: UnsafePointer<CChar>?
+        var state: OpaquePointer?
+        var allocate: OpaquePointer?
+        var free: OpaquePointer?
+        var opaque: UnsafeMutableRawPointer?
+        var dataType: Int32 = 0
+        var adler: CUnsignedLong = 0
+        var reserved: CUnsignedLong = 0
+    }
+
+    /// `data` compressed: with a gzip header and trailer (`gzip`), or a zlib one (`deflate`, the
+    /// HTTP content coding of that name, RFC 9110 §8.4.1.2).
+    func compress(_ data: Data, gzip: Bool) throws(TernError) -> Data {
+        // zlib keeps a pointer back to the stream: it must not move between calls.
+        let stream = UnsafeMutablePointer<Stream>.allocate(capacity: 1)
+        stream.initialize(to: Stream())
+        defer {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+        }
+        let raw = UnsafeMutableRawPointer(stream)
+        let windowBits: Int32 = gzip ? 15 + 16 : 15
+        let started = version.withCString { deflateInit(raw, 6, 8, windowBits, 8, 0, $0, Int32(MemoryLayout<Stream>.size)) }
+        guard started == 0 else { throw .unsupportedConfiguration("zlib \(version) refused to start compressing (code \(started))") }
+        defer { _ = deflateEnd(raw) }
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var code: Int32 = 0
+        data.withUnsafeBytes { input in
+            var offset = 0
+            repeat {
+                let chunk = min(input.count - offset, 1 << 30)
+                stream.pointee.nextIn = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress.map { $0 + offset })
+                stream.pointee.availableIn = UInt32(chunk)
+                offset += chunk
+                let flush: Int32 = offset == input.count ? 4 : 0  // Z_FINISH : Z_NO_FLUSH
+                repeat {
+                    buffer.withUnsafeMutableBufferPointer { out in
+                        stream.pointee.nextOut = out.baseAddress
+                        stream.pointee.availableOut = UInt32(out.count)
+                        code = deflateStep(raw, flush)
+                        output.append(out.baseAddress!, count: out.count - Int(stream.pointee.availableOut))
+                    }
+                } while code == 0 && (stream.pointee.availableOut == 0 || stream.pointee.availableIn > 0 || flush == 4)
+            } while offset < input.count && code == 0
+        }
+        guard code == 1 else { throw .unsupportedConfiguration("zlib \(version) failed to compress a request body (code \(code))") }
+        return output
+    }
+}
