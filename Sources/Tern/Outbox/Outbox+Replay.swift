@@ -34,15 +34,14 @@ extension Outbox {
         // body cannot be read waits.
         let bodies: [Int64: Data]? = reading.withLock { $0 }.map { box in
             var bodies: [Int64: Data] = [:]
-            for send in sends where send.record.bodyFile == nil && send.record.bodySize > 0 {
+            for send in sends where send.record.hasInlineBody {
                 bodies[send.record.seq] = (try? box.store.body(of: send.record.seq)) ?? nil
             }
             return bodies
         }
         for send in sends {
             let seq = send.record.seq
-            let inline = send.record.bodyFile == nil && send.record.bodySize > 0
-            guard let bodies, !inline || bodies[seq] != nil else {
+            guard let bodies, !send.record.hasInlineBody || bodies[seq] != nil else {
                 unreadable(send.record, now: now)
                 continue
             }
@@ -246,4 +245,9 @@ extension Outbox {
         }
         if isReachable { schedulePump() }
     }
+}
+
+extension OutboxStore.Record {
+    /// Whether the body is stored in the row (read with `OutboxStore.body(of:)` before a send).
+    fileprivate var hasInlineBody: Bool { bodyFile == nil && bodySize > 0 }
 }

@@ -27,7 +27,9 @@ enum OutboxRequest {
         var headers: [String: String] = [:]
         // Content-Encoding too: a body compressed at enqueue is sent compressed.
         for (name, value) in parts.headers
-        where RequestBuilder.isContentType(name) || own.contains(name.lowercased()) || name.lowercased() == "content-encoding" {
+        where own.contains(name.lowercased()) || ResponseHead.sameName(name, "Content-Type")
+            || ResponseHead.sameName(name, "Content-Encoding")
+        {
             headers[name] = value
         }
         if let contentType = parts.contentType { headers["Content-Type"] = contentType }
@@ -66,7 +68,7 @@ enum OutboxRequest {
     ) -> Request<Data> {
         var headers = record.headers
         let keyHeader = configuration.idempotencyKeyHeader
-        if !keyHeader.isEmpty, !headers.keys.contains(where: { $0.caseInsensitiveCompare(keyHeader) == .orderedSame }) {
+        if !keyHeader.isEmpty, headers.headerValue(named: keyHeader) == nil {
             headers[keyHeader] = "\"\(record.idempotencyKey)\""
         }
         let requestBody: RequestBody? =

@@ -105,7 +105,7 @@ enum RequestBuilder {
             parts.upload = source
             parts.contentType = type
         }
-        if parts.contentType != nil, headers.keys.contains(where: isContentType) { parts.contentType = nil }
+        if parts.contentType != nil, headers.headerValue(named: "Content-Type") != nil { parts.contentType = nil }
         if let compression = request.compression ?? settings.requestCompression {
             try compress(&parts, with: compression)
         }
@@ -115,7 +115,7 @@ enum RequestBuilder {
     /// Compresses a body in memory and names its coding; a request that names one itself is
     /// taken to be encoded already.
     private static func compress(_ parts: inout Parts, with compression: RequestCompression) throws(TernError) {
-        guard !parts.headers.keys.contains(where: { $0.lowercased() == "content-encoding" }) else { return }
+        guard parts.headers.headerValue(named: "Content-Encoding") == nil else { return }
         guard parts.upload == nil else {
             throw .invalidRequest(
                 .invalidValue(
@@ -125,11 +125,6 @@ enum RequestBuilder {
         guard let body = parts.body else { return }
         parts.body = try compression.compress(body)
         parts.headers["Content-Encoding"] = compression.rawValue
-    }
-
-    /// Whether a header name is `Content-Type`, in any case.
-    static func isContentType(_ name: String) -> Bool {
-        name.utf8.count == 12 && name.lowercased() == "content-type"
     }
 
     /// A body as it will be sent: bytes in memory, or streamed from disk.
