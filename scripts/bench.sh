@@ -22,6 +22,9 @@ head -c 10485760 /dev/urandom >"$prefix/www/10mb.bin"
 case " $* " in *" --download-file "*) head -c 104857600 /dev/urandom >"$prefix/www/100mb.bin" ;; esac
 # nginx workers run as an unprivileged user when started as root: mktemp's 0700 would give 403s.
 chmod -R a+rX "$prefix"
+# WebDAV uploads (--stream-upload) are written by those workers too.
+mkdir -p "$prefix/www/uploads"
+chmod a+rwx "$prefix/www/uploads" "$prefix/client_body"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 sed -e "s|__PREFIX__|$prefix|g" -e "s|__PORT__|$port|g" bench/nginx.conf.template >"$prefix/nginx.conf"
@@ -56,4 +59,5 @@ if [ -z "${TERN_BENCH_BIN:-}" ]; then
 fi
 echo "== nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port; $(nproc) cores; $bin" >&2
 export TERN_BENCH_SINK_LOG="$prefix/sink.log"
+export TERN_BENCH_WWW="$prefix/www"
 ${TERN_BENCH_WRAPPER:-} "$bin" --base-url "http://127.0.0.1:$port" "$@"

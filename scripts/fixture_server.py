@@ -123,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return fixture_transfers.read_chunked(self.rfile)[0]
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 

@@ -155,11 +155,32 @@ def download_stats(handler, q):
     handler._send(200, json.dumps(body).encode())
 
 
+def read_chunked(stream):
+    """A chunked body (RFC 9112 §7.1), decoded; the number of chunks beside it."""
+    body, chunks = bytearray(), 0
+    while True:
+        size = int(stream.readline().split(b";")[0].strip(), 16)
+        if size == 0:
+            while stream.readline() not in (b"\r\n", b"\n", b""):
+                pass  # trailer fields
+            return bytes(body), chunks
+        body += stream.read(size)
+        stream.read(2)  # the CRLF after the chunk
+        chunks += 1
+
+
 def upload_sizes(handler):
+    pause = float(handler._query().get("pause", "0"))
+    if pause:
+        time.sleep(pause)  # before reading a byte: the client's sending is held back meanwhile
     chunked = "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower()
     length = handler.headers.get("Content-Length")
-    body = handler.rfile.read(int(length)) if length else b""
-    result = {"contentLength": int(length) if length else None, "chunked": chunked, "size": len(body),
+    chunks = 0
+    if chunked:
+        body, chunks = read_chunked(handler.rfile)
+    else:
+        body = handler.rfile.read(int(length)) if length else b""
+    result = {"contentLength": int(length) if length else None, "chunked": chunked, "chunks": chunks, "size": len(body),
               "sha256": hashlib.sha256(body).hexdigest(), "fields": {}, "files": {},
               "contentType": handler.headers.get("Content-Type")}
     match = re.search(r'boundary="?([^";]+)"?', handler.headers.get("Content-Type") or "")

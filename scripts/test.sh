@@ -94,9 +94,10 @@ export TERN_FIXTURE_URL="http://127.0.0.1:$fixture_port"
 # Its own temporary directory: nginx's workers run as an unprivileged user when started as root,
 # and a checkout under a private directory (mktemp's 0700, say) would give them 403s.
 h2_prefix=$(mktemp -d)
-mkdir -p "$h2_prefix/www" "$h2_prefix/client_body"
+mkdir -p "$h2_prefix/www/uploads" "$h2_prefix/client_body"
 printf '{"h2": true}' >"$h2_prefix/www/tiny.json"
 chmod -R a+rX "$h2_prefix" "$logs/tls"
+chmod a+rwx "$h2_prefix/www/uploads" "$h2_prefix/client_body"
 h2_port=$(free_port)
 sed -e "s|__PREFIX__|$h2_prefix|g" -e "s|__PORT__|$h2_port|g" -e "s|__TLS__|$PWD/$logs/tls|g" \
     scripts/nginx-h2.conf.template >"$h2_prefix/nginx.conf"

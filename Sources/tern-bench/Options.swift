@@ -27,6 +27,9 @@ struct Options {
     var outboxOnly: String?
     var sinkLog = ProcessInfo.processInfo.environment["TERN_BENCH_SINK_LOG"]
     var downloadFile = false
+    /// A 1 GiB body produced while it is sent, against the curl tool from a pipe.
+    var streamUpload = false
+    var streamUploadChild: String?
     /// Only the libcurl rows (and the curl command-line tool): a quick look at Tern on libcurl.
     var curlOnly = false
     /// Only this many sequential GETs by Tern on libcurl, for a profiler: `--profile-curl N`
@@ -73,6 +76,8 @@ struct Options {
             case "--compression": compression = true; baseURL = baseURL.isEmpty ? "-" : baseURL
             case "--outbox-only": outbox = true; outboxOnly = iterator.next()
             case "--download-file": downloadFile = true
+            case "--stream-upload": streamUpload = true
+            case "--stream-upload-child": streamUploadChild = iterator.next()
             case "--curl-only": curlOnly = true
             case "--profile-curl", "--profile-chained", "--profile-executor", "--profile-urlsession", "--profile-curl64",
                 "--profile-tern-urlsession", "--profile-curl-download":

@@ -32,8 +32,9 @@ enum Report {
         }.joined(separator: "\n")
     }
 
-    static func table(_ entries: [Entry]) -> String {
-        var lines = [row("workload", "metric", "tern: median (min–max)", "urlsession: median (min–max)", "ratio", "paired", "better")]
+    /// The entries as a table; `baseline` names the other column's contender.
+    static func table(_ entries: [Entry], baseline: String = "urlsession") -> String {
+        var lines = [row("workload", "metric", "tern: median (min–max)", "\(baseline): median (min–max)", "ratio", "paired", "better")]
         for entry in entries {
             lines.append(
                 row(

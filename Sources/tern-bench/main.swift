@@ -76,6 +76,26 @@ if options.outbox {
     exit(0)
 }
 
+// Streamed upload: 1 GiB produced while it is sent, against the curl tool from a pipe.
+if let child = options.streamUploadChild {
+    do {
+        try await StreamedUpload.child(path: child, baseURL: options.baseURL, size: options.count ?? 1)
+    } catch {
+        print("failed: \(error)")
+    }
+    exit(0)
+}
+if options.streamUpload {
+    log("== stream-upload: a body produced while it is sent (chunked, 64 KB pieces) vs curl -T - from a pipe, a child process each")
+    do {
+        try StreamedUpload.run(baseURL: options.baseURL, rounds: options.rounds, scale: options.scale, json: options.json)
+    } catch {
+        log("tern-bench --stream-upload failed: \(error)")
+        exit(1)
+    }
+    exit(0)
+}
+
 // Download to file: 100 MB through Request.download against URLSession's download task.
 if let child = options.downloadFileChild {
     do {

@@ -7,7 +7,7 @@ import Foundation
 /// - **before anything is sent**: `invalidRequest`, `unsupportedConfiguration`,
 ///   `clientInvalidated`, `cacheMiss`;
 /// - **on the way**: `transport`, `pinningFailed`, `timedOut`, `deadlineExceeded`,
-///   `redirectFailed`, `responseTooLarge`;
+///   `redirectFailed`, `responseTooLarge`, `requestBodyFailed` (a body produced while it is sent);
 /// - **the answer**: `unacceptableStatus`, `unacceptableContentType`, `decoding`, `business`,
 ///   `rejected` (a hook's own error);
 /// - **the request as a whole**: `cancelled`, `failedAfterRetries` (which wraps the last
@@ -69,6 +69,10 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// over the limit (`.messageTooBig`) — Tern closed it with that code — or the connection ended
     /// without a close frame (`.abnormalClosure`).
     case webSocketFailed(code: WebSocketCloseCode, reason: String)
+    /// A body produced while it is sent (`RequestBody.stream`) could not be sent whole: its
+    /// producer failed, it made more or fewer bytes than it announced, or a redirect or restart
+    /// needed it again and it can be produced only once. Never retried.
+    case requestBodyFailed(RequestBodyFailure)
 
     /// Why a redirect was not followed.
     public enum RedirectFailure: Sendable, Equatable, CustomStringConvertible {
@@ -284,6 +288,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             return "Unsupported configuration: \(reason)"
         case .webSocketFailed(let code, let reason):
             return "WebSocket failed: \(code)\(reason.isEmpty ? "" : ", \(reason)")"
+        case .requestBodyFailed(let failure):
+            return "The request body could not be sent: \(failure)"
         }
     }
 

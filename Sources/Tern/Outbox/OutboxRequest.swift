@@ -48,9 +48,14 @@ enum OutboxRequest {
                 }
             case .multipart(let form):
                 try MultipartEncoder.write(form, to: destination)
+            case .stream:
+                throw .invalidRequest(
+                    .invalidValue(
+                        name: "body",
+                        reason: "a body produced while it is sent cannot be kept in the outbox: give its bytes, or a file"))
             }
             built.temporaryFile = name
-            built.bodySize = upload.length
+            built.bodySize = upload.length ?? 0
         }
         return built
     }

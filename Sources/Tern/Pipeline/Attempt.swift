@@ -34,6 +34,8 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     private var announced: Int64 = 0
     /// False for the body of a redirect the call follows: not the caller's download.
     private var countsDownload = true
+    /// The body being produced while it is sent, if it is.
+    private let bodyStream: RequestBodyStream?
 
     /// Creates the attempt of `route` for `call`, which sends `request` as `exchange`.
     init(_ route: CallStateMachine.Route, sending request: URLRequest, exchange: TransportRequest, call: Call<Value>) {
@@ -42,7 +44,11 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         redirectsFollowed = route.redirects.count
         self.call = call
         if case .data(let data) = exchange.body { sent = Int64(data.count) } else { sent = 0 }
+        if case .stream(let stream) = exchange.body { bodyStream = stream } else { bodyStream = nil }
     }
+
+    /// Why its produced body could not be sent whole, when that is why the exchange failed.
+    var bodyFailure: RequestBodyFailure? { bodyStream?.failure }
 
     /// The progress reporter of the request, if it has one.
     var progress: ProgressReporter? { call.progress }
@@ -106,6 +112,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             }
             head = nil
             body = Data()
+            bodyStream?.close()
             call.destination.exchangeEnded()
             call.attemptFinished(self, outcome)
         }

@@ -127,7 +127,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
                 return finish(.failure(error), attempt: attempt.number)
             }
         }
-        finish(outcome.mapError(transportError), attempt: attempt.number)
+        finish(outcome.mapError { attempt.bodyFailure.map(TernError.requestBodyFailed) ?? transportError($0) }, attempt: attempt.number)
     }
 
     /// The request's last outcome is in (from attempt `number`, or from the cache when nil):
@@ -168,7 +168,8 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
             if let error = result.failure,
                 case .retry(let delay) = RetryStage(policy: options.retryPolicy).decide(
                     error, attempt: route.attempt, method: method, url: (route.request ?? urlRequest).url,
-                    chunksDelivered: destination.hasDelivered, secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
+                    chunksDelivered: destination.hasDelivered, bodyReplayable: bodyOnDisk?.isReplayable ?? true,
+                    secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
             {
                 return retry(after: delay, from: route, error: error)
             }

@@ -14,6 +14,8 @@ public struct RequestBody: Sendable {
         case file(URL, contentType: String?)
         /// A multipart form, in memory or streamed from a temporary file.
         case multipart(MultipartFormData)
+        /// Bytes produced while they are sent.
+        case stream(StreamedBody)
     }
 
     let content: Content
@@ -61,7 +63,7 @@ public struct RequestBody: Sendable {
     var parameters: Parameters? {
         switch content {
         case .form(let parameters), .jsonParameters(let parameters), .parameters(let parameters, _): parameters
-        case .encodable, .data, .file, .multipart: nil
+        case .encodable, .data, .file, .multipart, .stream: nil
         }
     }
 
@@ -71,7 +73,7 @@ public struct RequestBody: Sendable {
         case .form: .form(parameters)
         case .jsonParameters: .json(parameters)
         case .parameters(_, let encoding): .parameters(parameters, encoding: encoding)
-        case .encodable, .data, .file, .multipart: self
+        case .encodable, .data, .file, .multipart, .stream: self
         }
     }
 

@@ -58,7 +58,7 @@ enum RequestBuilder {
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         for (name, value) in parts.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if let body = parts.body { urlRequest.httpBody = body }
-        if let upload = parts.upload { urlRequest.setValue(String(upload.length), forHTTPHeaderField: "Content-Length") }
+        if let length = parts.upload?.length { urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length") }
         if let contentType = parts.contentType { urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         return (urlRequest, parts.upload)
     }
@@ -120,7 +120,8 @@ enum RequestBuilder {
             throw .invalidRequest(
                 .invalidValue(
                     name: "compression",
-                    reason: "a body streamed from a file (or a large multipart form) is not compressed: compress the file, then send it"))
+                    reason: "a body streamed from a file, a large multipart form or a producer is not compressed: compress it, then send it"
+                ))
         }
         guard let body = parts.body else { return }
         parts.body = try compression.compress(body)
@@ -204,6 +205,11 @@ enum RequestBuilder {
                 return .data(try MultipartEncoder.data(of: form), contentType: form.contentType)
             }
             return .upload(UploadSource(.multipart(form), length: length), contentType: form.contentType)
+        case .stream(let body):
+            if let length = body.length, length < 0 {
+                throw .invalidRequest(.invalidValue(name: "length", reason: "a body's length cannot be negative (\(length))"))
+            }
+            return .upload(UploadSource(.stream(body), length: body.length), contentType: body.contentType ?? "application/octet-stream")
         }
     }
 

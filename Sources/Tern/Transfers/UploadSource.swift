@@ -1,26 +1,35 @@
 import Foundation
 
-/// A request body sent from disk rather than memory: a file as it is, or a multipart form too
-/// large for memory, written to a temporary file before the first attempt (off the caller's
-/// thread) and streamed from there by every attempt — retries and 307/308 redirects replay it.
-/// The temporary file is removed when the request ends, however it ends.
+/// A request body that is not in memory: a file as it is, a multipart form too large for memory,
+/// or bytes produced while they are sent.
+///
+/// A multipart form is written to a temporary file before the first attempt (off the caller's
+/// thread) and streamed from there by every attempt — retries and 307/308 redirects replay it;
+/// the temporary file is removed when the request ends, however it ends. A produced body gets a
+/// new `RequestBodyStream` per attempt, when its producer can run again.
 /// Thread safety: safe to use from any thread.
 final class UploadSource: Sendable {
     enum Content: Sendable {
         case file(URL)
         case multipart(MultipartFormData)
+        case stream(StreamedBody)
     }
 
     let content: Content
-    /// The body's length in bytes, sent as `Content-Length`.
-    let length: Int64
+    /// The body's length in bytes, sent as `Content-Length`; nil when unknown (sent chunked).
+    let length: Int64?
     private struct State {
         var file: URL?
         var ended = false
+        /// The stream of the latest attempt, and how many were made.
+        var stream: RequestBodyStream?
+        var streamsMade = 0
+        /// The redirects the attempt of `stream` had followed.
+        var redirectsBefore = 0
     }
     private let state: Locked<State>
 
-    init(_ content: Content, length: Int64) {
+    init(_ content: Content, length: Int64?) {
         self.content = content
         self.length = length
         if case .file(let url) = content { state = Locked(State(file: url)) } else { state = Locked(State()) }
@@ -28,6 +37,38 @@ final class UploadSource: Sendable {
 
     /// The file every attempt streams; nil until `prepare()` wrote a multipart form's.
     var file: URL? { state.withLock { $0.file } }
+
+    /// The body's producer, when it is produced while it is sent.
+    var producedBody: StreamedBody? {
+        guard case .stream(let body) = content else { return nil }
+        return body
+    }
+
+    /// Whether every attempt can send the body (false for a body produced only once).
+    var isReplayable: Bool { producedBody?.isReplayable ?? true }
+
+    /// A new stream for the next attempt (which followed `redirects`), its producer started, the
+    /// previous one closed; why not when the body can be produced only once and already was.
+    func nextStream(after redirects: [Redirect]) -> Result<RequestBodyStream, RequestBodyFailure> {
+        guard let body = producedBody else { return .failure(.notReplayable(redirect: nil)) }
+        let stream = RequestBodyStream(length: body.length)
+        let outcome = state.withLock { state -> Result<RequestBodyStream?, RequestBodyFailure> in
+            guard !state.ended, body.isReplayable || state.streamsMade == 0 else {
+                // A redirect since the stream before is what asks for the body again.
+                let redirect = redirects.count > state.redirectsBefore ? redirects.last : nil
+                return .failure(.notReplayable(redirect: redirect))
+            }
+            defer { (state.stream, state.streamsMade, state.redirectsBefore) = (stream, state.streamsMade + 1, redirects.count) }
+            return .success(state.stream)
+        }
+        switch outcome {
+        case .failure(let failure): return .failure(failure)
+        case .success(let previous):
+            previous?.close()
+            stream.start(body.produce)
+            return .success(stream)
+        }
+    }
 
     /// Writes a multipart form to its temporary file (once). Slow for large forms: call it off
     /// the caller's thread.
@@ -47,15 +88,17 @@ final class UploadSource: Sendable {
         if endedMeanwhile { try? FileManager.default.removeItem(at: url) }
     }
 
-    /// The request ended: a temporary file goes (a caller's file stays).
+    /// The request ended: a temporary file goes (a caller's file stays), a producer stops.
     func ended() {
-        let temporary = state.withLock { state -> URL? in
+        let (temporary, stream) = state.withLock { state -> (URL?, RequestBodyStream?) in
             state.ended = true
-            guard case .multipart = content else { return nil }
+            defer { state.stream = nil }
+            guard case .multipart = content else { return (nil, state.stream) }
             defer { state.file = nil }
-            return state.file
+            return (state.file, nil)
         }
         if let temporary { try? FileManager.default.removeItem(at: temporary) }
+        stream?.close()
     }
 }
 

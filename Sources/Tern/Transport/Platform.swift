@@ -76,4 +76,29 @@ enum Platform {
         false
         #endif
     }
+
+    /// A body produced while it is sent, as URLSession's `httpBodyStream`.
+    ///
+    /// Apple platforms: one end of a bound stream pair, filled by a thread of its own (a subclass
+    /// of `InputStream` is not supported there). Linux: FoundationNetworking reads the stream on
+    /// the session's work queue, so an `InputStream` whose `read` waits for the producer (bound
+    /// pairs do not exist there); while it waits, that session's other transfers wait too.
+    static func bodyInputStream(for stream: RequestBodyStream) -> InputStream {
+        #if canImport(Darwin)
+        return BoundBodyPump.inputStream(for: stream)
+        #else
+        return ProducedBodyInputStream(stream)
+        #endif
+    }
+
+    /// Whether URLSession sends a streamed body with the request's `Content-Length`. Linux sends
+    /// every `httpBodyStream` chunked (measured), so the header would contradict the framing there
+    /// and is dropped.
+    static var sendsContentLengthOfStreams: Bool {
+        #if canImport(Darwin)
+        true
+        #else
+        false
+        #endif
+    }
 }

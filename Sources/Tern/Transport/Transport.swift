@@ -57,6 +57,23 @@ public struct TransportRequest: Sendable {
         case data(Data)
         /// The contents of a file, streamed from disk (large uploads).
         case file(URL)
+        /// Bytes produced while they are sent: read them as the connection takes them, with
+        /// `Content-Length` when the stream's `length` is known, else chunked (HTTP/1.1) or in
+        /// DATA frames (HTTP/2). Close the stream when the exchange ends. It cannot be rewound:
+        /// a transport that must send the body again (an authentication challenge) fails the
+        /// exchange instead.
+        case stream(RequestBodyStream)
+
+        /// Same bytes, same file, or the same stream.
+        public static func == (lhs: Body, rhs: Body) -> Bool {
+            switch (lhs, rhs) {
+            case (.none, .none): true
+            case (.data(let a), .data(let b)): a == b
+            case (.file(let a), .file(let b)): a == b
+            case (.stream(let a), .stream(let b)): a === b
+            default: false
+            }
+        }
     }
 
     /// Where the response body goes.

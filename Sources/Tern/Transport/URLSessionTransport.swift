@@ -115,7 +115,7 @@ public final class URLSessionTransport: Transport {
             let limit: Int? = if case .memory(let limit) = request.destination { limit } else { nil }
             task = makeTask(urlRequest, body: request.body) { [weak self, delegate] data, response, error in
                 let (refusedChallenge, failure) = slot.task.map { delegate.unregisterBuffered($0) } ?? (false, nil)
-                if refusedChallenge, Self.isIdempotent(request.urlRequest), let self {
+                if refusedChallenge, Self.isIdempotent(request.urlRequest), !Self.isProduced(request.body), let self {
                     // URLSession drops the body of a buffered task whose challenge was
                     // refused; the same request, streamed, keeps it (refused the same way).
                     var again = request
@@ -144,8 +144,20 @@ public final class URLSessionTransport: Transport {
                 ?? session.uploadTask(with: request, fromFile: file)
         }
         var request = request
-        if case .data(let data) = body { request.httpBody = data }
+        switch body {
+        case .data(let data): request.httpBody = data
+        case .stream(let stream):
+            request.httpBodyStream = Platform.bodyInputStream(for: stream)
+            if !Platform.sendsContentLengthOfStreams { request.setValue(nil, forHTTPHeaderField: "Content-Length") }
+        case .none, .file: break
+        }
         return completion.map { session.dataTask(with: request, completionHandler: $0) } ?? session.dataTask(with: request)
+    }
+
+    /// Whether `body` is produced while it is sent (it cannot be sent twice).
+    private static func isProduced(_ body: TransportRequest.Body) -> Bool {
+        if case .stream = body { return true }
+        return false
     }
 
     /// Whether sending `request` twice is harmless (RFC 9110 idempotent methods).

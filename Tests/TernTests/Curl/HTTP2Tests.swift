@@ -16,6 +16,35 @@ import Testing
         return try #require(Int(counts[0]))
     }
 
+    /// A client of nginx on the libcurl transport, trusting the test authority.
+    private func h2Client() throws -> Client {
+        let transport = try #require(
+            CurlTransport.make(
+                configuration: {
+                    var configuration = ClientConfiguration()
+                    configuration.transportSettings.tls.certificateAuthorityFile = try TestServers.tlsFile("ca.pem")
+                    return configuration
+                }()))
+        return Client(baseURL: try TestServers.h2()) {
+            $0.callbackQueue = .immediate
+            $0.timeout = 30
+            $0.transport = transport
+        }
+    }
+
+    @Test(arguments: [nil, Int64(4_000_000)])
+    func aProducedBodyGoesInDataFramesByteForByte(length: Int64?) async throws {
+        let client = try h2Client()
+        let name = "uploads/\(UUID().uuidString).bin"
+        let put = try await client.send(
+            Request<Data>(name, method: .put, body: .stream(StreamedBodyTests.pieces(4_000_000), length: length)))
+        #expect(put.statusCode == 201)
+        #expect(put.metrics?.httpVersion == "HTTP/2")
+        let stored = try await client.send(Request<Data>(name)).value
+        #expect(stored.count == 4_000_000)
+        #expect(UploadTests.sha256(stored) == UploadTests.sha256(TestPattern.bytes(4_000_000)))
+    }
+
     @Test func concurrentRequestsShareOneMultiplexedConnection() async throws {
         let transport = try #require(
             CurlTransport.make(

@@ -15,6 +15,20 @@ func compressedUploads(api: Client, logLines: Data) async throws -> JSON {
     return try await api.send(upload).value
 }
 
+/// Makes one page of a report.
+typealias Page = @Sendable (Int) async throws -> Data
+
+func streamedUploads(api: Client, export: AsyncStream<Data>, page: @escaping Page) async throws {
+    // a sequence, read once: chunked, since its length is not known
+    let imports = Request<JSON>("imports", method: .post, body: .stream(export))
+    _ = try await api.send(imports)
+    // a producer, called again for each attempt: retries and 307/308 redirects resend it
+    let report = RequestBody.stream(contentType: "text/csv") { writer in
+        for number in 1...40 { try await writer.write(try await page(number)) }
+    }
+    _ = try await api.send(Request<JSON>("reports", method: .put, body: report))
+}
+
 func networkSettings() -> Client {
     Client(baseURL: "https://api.example.com") {
         // the proxy resolves names (socks5h)

@@ -4,7 +4,8 @@ import Foundation
 /// make another attempt.
 ///
 /// Only a failed network attempt is retried, as the retry policy says. Never when streamed chunks
-/// were already handed over (they would be handed over again), and never with a wait that
+/// were already handed over (they would be handed over again) or the request's body can be
+/// produced only once (it would not be sent again), and never with a wait that
 /// outlasts the request's deadline: that wait could only end in `.timedOut`, losing the answer in
 /// hand (a 503 and its `Retry-After`, say), so that answer is delivered now instead.
 struct RetryStage: Sendable {
@@ -13,12 +14,13 @@ struct RetryStage: Sendable {
     /// What to do with the failure `error` of attempt `attempt` (0: the cache answered).
     /// - Parameters:
     ///   - chunksDelivered: Whether streamed chunks of the response were handed over.
+    ///   - bodyReplayable: Whether another attempt can send the request's body.
     ///   - secondsLeft: Seconds until the request's deadline, nil for none.
     func decide(
-        _ error: TernError, attempt: Int, method: HTTPMethod, url: URL?, chunksDelivered: Bool,
+        _ error: TernError, attempt: Int, method: HTTPMethod, url: URL?, chunksDelivered: Bool, bodyReplayable: Bool = true,
         secondsLeft: @autoclosure () -> TimeInterval?
     ) -> RetryDecision {
-        guard attempt > 0, policy.maxAttempts > 1 || policy.decide != nil, !chunksDelivered else { return .deliver }
+        guard attempt > 0, policy.maxAttempts > 1 || policy.decide != nil, !chunksDelivered, bodyReplayable else { return .deliver }
         switch policy.decision(for: RetryContext(method: method, url: url, attempt: attempt, error: error)) {
         case .deliver: return .deliver
         case .retry(let delay):

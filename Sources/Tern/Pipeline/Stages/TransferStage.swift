@@ -14,8 +14,18 @@ extension Call {
         // Each attempt of a download (a retry too) resumes from what is on disk now.
         let target = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
         var exchange = TransportRequest(urlRequest, destination: target, streamsBody: progress != nil || destination.streams)
-        // A body on disk goes with every attempt that keeps the method (a retry, a 307/308).
+        // A body on disk goes with every attempt that keeps the method (a retry, a 307/308); a
+        // produced body, with each that can produce it again.
         if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {
+            if bodyOnDisk.producedBody != nil {
+                switch bodyOnDisk.nextStream(after: route.redirects) {
+                case .success(let stream): exchange.body = .stream(stream)
+                case .failure(let failure):
+                    fail(.requestBodyFailed(failure), attempt: route.attempt)
+                    return nil
+                }
+                return (urlRequest, exchange)
+            }
             guard let file = bodyOnDisk.file else {
                 prepareBody(bodyOnDisk, then: urlRequest, attempt: route)
                 return nil

@@ -108,9 +108,12 @@ final class CurlEventLoop: @unchecked Sendable {
     func run() {
         var stillRunning: Int32 = 0
         while true {
-            var (submissions, cancels, pauses, jobs, stopping) = inbox.withLock { inbox in
-                defer { inbox.submissions = []; inbox.cancels = []; inbox.pauses = []; inbox.jobs = []; inbox.sleeping = false }
-                return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.jobs, inbox.stopping)
+            var (submissions, cancels, pauses, bodiesReady, jobs, stopping) = inbox.withLock { inbox in
+                defer {
+                    (inbox.submissions, inbox.cancels, inbox.pauses, inbox.bodiesReady, inbox.jobs) = ([], [], [], [], [])
+                    inbox.sleeping = false
+                }
+                return (inbox.submissions, inbox.cancels, inbox.pauses, inbox.bodiesReady, inbox.jobs, inbox.stopping)
             }
             driver.lock()
             waitsIdle = false
@@ -128,8 +131,9 @@ final class CurlEventLoop: @unchecked Sendable {
             cancels.forEach(cancel)
             for (id, paused) in pauses {
                 // Resuming hands over what libcurl held back, through the write callback, here.
-                if let easy = running[id]?.easy { _ = curl.easyPause(easy, paused ? LibCurl.pauseReceiving : LibCurl.pauseNothing) }
+                running[id]?.setReceivePaused(paused, curl: curl)
             }
+            for id in bodiesReady { running[id]?.resumeSending(curl: curl) }
             if !jobs.isEmpty {
                 // Tasks that prefer this thread (`CurlTransport.taskExecutor`) run without the
                 // lock; what they send is admitted next turn, without a wakeup.
@@ -140,7 +144,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             // Nothing taken from the inbox outlives this turn: an exchange that ended in it must
             // not be kept (with what its request captured) through the idle wait below.
-            (submissions, cancels, pauses, jobs) = ([], [], [], [])
+            (submissions, cancels, pauses, bodiesReady, jobs) = ([], [], [], [], [])
             _ = curl.multiPerform(multi, &stillRunning)
             var queued: Int32 = 0
             while let message = curl.multiInfoRead(multi, &queued) {
@@ -156,7 +160,9 @@ final class CurlEventLoop: @unchecked Sendable {
                 end(exchange) { $0.finish(code: code, curl: curl) }
             }
             let idle = inbox.withLock { inbox -> Bool in
-                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.jobs.isEmpty, !inbox.stopping else {
+                guard inbox.submissions.isEmpty, inbox.cancels.isEmpty, inbox.pauses.isEmpty, inbox.bodiesReady.isEmpty,
+                    inbox.jobs.isEmpty, !inbox.stopping
+                else {
                     return false
                 }
                 inbox.sleeping = true

@@ -30,7 +30,7 @@ extension CurlExchange {
     }
 
     /// Sets `method` and `body`; returns the descriptor of a file body, which the exchange reads
-    /// and closes (-1 for none), or why the exchange cannot start. `context` is the exchange,
+    /// and closes (-1 for none; a stream is read from `body`), or why the exchange cannot start. `context` is the exchange,
     /// unretained, for the read, seek and progress callbacks.
     static func configureBody(
         _ easy: LibCurl.Handle, curl: LibCurl, method: String, body: TransportRequest.Body, context: UnsafeMutableRawPointer
@@ -67,6 +67,14 @@ extension CurlExchange {
             // Rewound when libcurl sends the body again (answering an authentication challenge).
             curl.set(easy, .seekFunction, unsafeBitCast(CurlCallbacks.seek, to: UnsafeRawPointer.self))
             curl.set(easy, .seekData, UnsafeRawPointer(context))
+            curl.set(easy, .customRequest, method)
+        case .stream(let stream):
+            // An unknown length goes chunked on HTTP/1.1 (libcurl's own framing), in DATA frames
+            // on HTTP/2. No seek function: libcurl cannot rewind it, and fails rather than resend.
+            curl.set(easy, .upload, 1)
+            curl.set(easy, .inFileSizeLarge, offset: stream.length ?? -1)
+            curl.set(easy, .readFunction, unsafeBitCast(CurlCallbacks.read, to: UnsafeRawPointer.self))
+            curl.set(easy, .readData, UnsafeRawPointer(context))
             curl.set(easy, .customRequest, method)
         }
         if body != .none {

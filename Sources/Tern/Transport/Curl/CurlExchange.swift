@@ -58,6 +58,14 @@ final class CurlExchange: @unchecked Sendable {
     private var failure: URLError?
     private var upload: Int32 = -1
     private var uploaded: Int64 = -1
+    /// The body produced while it is sent, if it is; `whenBodyReadable` wakes the loop to send
+    /// more of it (set by the transport before the exchange is submitted).
+    private let bodyStream: RequestBodyStream?
+    var whenBodyReadable: (@Sendable () -> Void)?
+    /// What `curl_easy_pause` holds now: the response (a slow reader), the body (nothing to send yet).
+    private var receivePaused = false, sendPaused = false
+    /// Bytes of a produced body handed to libcurl: its progress counts chunk framing too.
+    private var bodyBytesRead: Int64 = 0
     private(set) var isFinished = false
     /// The URL as libcurl gets it.
     private let url: String?
@@ -76,6 +84,7 @@ final class CurlExchange: @unchecked Sendable {
         deliver = events
         url = request.urlRequest.url?.absoluteString
         origin = url.map(Self.origin) ?? ""
+        if case .stream(let stream) = request.body { bodyStream = stream } else { bodyStream = nil }
         switch request.destination {
         case .memory(let bytes):
             limit = bytes
@@ -250,8 +259,21 @@ final class CurlExchange: @unchecked Sendable {
         return bytes.count
     }
 
-    /// Fills `buffer` from the body file; the byte count, 0 at the end, or the abort code.
+    /// Fills `buffer` from the body file or stream; the byte count, 0 at the end, the pause code
+    /// (nothing produced yet) or the abort code.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if let bodyStream {
+            switch bodyStream.read(into: buffer, whenReadable: whenBodyReadable ?? {}) {
+            case .bytes(let count):
+                bodyBytesRead += Int64(count)
+                return count
+            case .end: return 0
+            case .failed: return LibCurl.readAbort
+            case .pending:
+                sendPaused = true
+                return LibCurl.readPause
+            }
+        }
         #if canImport(Glibc)
         let count = Glibc.read(upload, buffer.baseAddress, buffer.count)
         #else
@@ -271,10 +293,32 @@ final class CurlExchange: @unchecked Sendable {
 
     /// Upload progress.
     func progress(sent: Int64, total: Int64) {
+        let sent = bodyStream == nil ? sent : min(sent, bodyBytesRead)
         guard sent != uploaded else { return }
         uploaded = sent
         events(.sentBytes(sent, expected: total > 0 ? total : nil))
     }
+
+    /// Pauses or resumes reading the response (a slow reader), keeping a paused body paused.
+    func setReceivePaused(_ paused: Bool, curl: LibCurl) {
+        receivePaused = paused
+        applyPause(curl)
+    }
+
+    /// Sends more of a produced body, if sending waited for it.
+    func resumeSending(curl: LibCurl) {
+        guard sendPaused else { return }
+        sendPaused = false
+        applyPause(curl)
+    }
+
+    private func applyPause(_ curl: LibCurl) {
+        guard let easy, !isFinished else { return }
+        _ = curl.easyPause(easy, (receivePaused ? LibCurl.pauseReceiving : 0) | (sendPaused ? LibCurl.pauseSending : 0))
+    }
+
+    /// Whether its body is produced while it is sent (such an exchange always starts on the loop).
+    var producesBody: Bool { bodyStream != nil }
 
     // MARK: Events
 
@@ -337,6 +381,8 @@ final class CurlExchange: @unchecked Sendable {
 
     private func release(_ curl: LibCurl) {
         headerList = nil
+        bodyStream?.close()
+        whenBodyReadable = nil
         if upload >= 0 { close(upload) }
         upload = -1
     }

@@ -38,6 +38,8 @@ public final class CurlTransport: Transport {
         var cancels: [UInt64] = []
         /// Exchanges to pause (true) or resume (false), in order.
         var pauses: [(id: UInt64, paused: Bool)] = []
+        /// Exchanges whose produced body has more to send.
+        var bodiesReady: [UInt64] = []
         /// Swift jobs for the loop thread (`taskExecutor`).
         var jobs: [UnownedJob] = []
         var sleeping = false
@@ -138,7 +140,11 @@ public final class CurlTransport: Transport {
         }
         guard let (id, loopWaits) = numbered else { return nil }
         let exchange = CurlExchange(id: id, request: request, settings: settings, events: events)
-        let direct = startsDirectly && loopWaits && exchange.origin.hasPrefix("http:") && loop.startDirectly(exchange)
+        if exchange.producesBody {
+            exchange.whenBodyReadable = { [weak self] in self?.bodyReady(id) }
+        }
+        let direct =
+            startsDirectly && loopWaits && !exchange.producesBody && exchange.origin.hasPrefix("http:") && loop.startDirectly(exchange)
         if !direct {
             guard wakeup.post(to: inbox, { $0.submissions.append(exchange) }) != nil else { return nil }
         }
@@ -158,6 +164,11 @@ public final class CurlTransport: Transport {
     /// Pauses or resumes reading exchange `id`'s response (`curl_easy_pause` on the loop thread).
     fileprivate func setPaused(_ id: UInt64, _ paused: Bool) {
         wakeup.post(to: inbox) { $0.pauses.append((id, paused)) }
+    }
+
+    /// Exchange `id`'s produced body has more to send (`curl_easy_pause` on the loop thread).
+    private func bodyReady(_ id: UInt64) {
+        wakeup.post(to: inbox) { $0.bodiesReady.append(id) }
     }
 
     /// Cancels exchange `id`: it completes with `URLError(.cancelled)` unless it already completed.

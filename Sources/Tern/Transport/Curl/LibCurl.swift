@@ -257,11 +257,14 @@ struct LibCurl: @unchecked Sendable {
     static let socketTimeout: Int32 = -1
     /// `CURLE_SSL_PINNEDPUBKEYNOTMATCH`.
     static let pinMismatch: Int32 = 90
-    /// `CURLPAUSE_RECV` and `CURLPAUSE_CONT` for `curl_easy_pause`.
+    /// `CURLPAUSE_RECV`, `CURLPAUSE_SEND` and `CURLPAUSE_CONT` for `curl_easy_pause`.
     static let pauseReceiving: Int32 = 1
+    static let pauseSending: Int32 = 4
     static let pauseNothing: Int32 = 0
     /// `CURL_READFUNC_ABORT`.
     static let readAbort = 0x1000_0000
+    /// `CURL_READFUNC_PAUSE`: nothing to send yet; libcurl stops sending until `curl_easy_pause`.
+    static let readPause = 0x1000_0001
     /// `CURL_WRITEFUNC_PAUSE`: libcurl keeps the bytes and stops reading until `curl_easy_pause`.
     static let writePause = 0x1000_0001
 }
