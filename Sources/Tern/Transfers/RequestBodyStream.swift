@@ -52,7 +52,8 @@ public final class RequestBodyStream: Sendable {
 
     // MARK: The producer's side
 
-    /// Adds `data` to the body; returns once the transport has room for more. Throws
+    /// Adds `data` to the body; returns at once while less than `bufferSize` bytes wait, else once
+    /// the transport has read them down to half of it. Throws
     /// `CancellationError` when the exchange ended (cancelled, failed, or answered early), so a
     /// producer stops making bytes nobody will send.
     public func write(_ data: Data) async throws {
@@ -76,7 +77,7 @@ public final class RequestBodyStream: Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let outcome = state.withLock { state -> Result<Void, any Error>? in
                 if state.closed { return .failure(CancellationError()) }
-                guard state.buffered >= bufferSize else { return .success(()) }
+                guard state.buffered > bufferSize / 2 else { return .success(()) }
                 state.writer = continuation
                 return nil
             }
@@ -160,7 +161,9 @@ public final class RequestBodyStream: Sendable {
                 }
             }
             state.buffered -= copied
-            guard state.buffered < bufferSize, let writer = state.writer else { return (.bytes(copied), nil) }
+            // The writer goes on once half the buffer is free: it then writes in bursts, not one
+            // thread hop per read.
+            guard state.buffered <= bufferSize / 2, let writer = state.writer else { return (.bytes(copied), nil) }
             state.writer = nil
             return (.bytes(copied), writer)
         }
