@@ -55,6 +55,10 @@ public struct ClientConfiguration: Sendable {
     /// Event monitors (a `RequestLogger`, your own `EventMonitor`) told about every request of
     /// the client, each on its own queue. Default none: no event is even built.
     public var monitors: [any EventMonitor]
+    /// Makes a span for every request (`TraceContextTracer`, or an adapter to your tracing
+    /// system): each attempt then sends its W3C `traceparent` and `tracestate`. Default nil: no
+    /// span, no header.
+    public var tracer: (any RequestTracer)?
     /// The connectivity monitor `offlineBehavior` consults (e.g. `NetworkMonitor.system`).
     /// Default nil: requests are sent without asking.
     public var networkMonitor: NetworkMonitor?
@@ -113,6 +117,7 @@ public struct ClientConfiguration: Sendable {
         boxedDecoder = nil
         storedHooks = nil
         monitors = []
+        tracer = nil
         networkMonitor = nil
         offlineBehavior = .send
         transportSettings = TransportSettings()

@@ -81,15 +81,32 @@ public struct RequestOutcome: Sendable {
     public let body: Data?
 }
 
-/// The monitors of one client and what every event of one request shares.
+/// The monitors of one client, the request's span when the client has a tracer, and what every
+/// event of one request shares.
 struct MonitorChannel: Sendable {
     let monitors: [any EventMonitor]
     let requestID: UInt64
     let method: HTTPMethod
     let url: URL?
     let tags: Set<String>
+    /// The request's span; nil without a tracer.
+    let span: SpanHandle?
+
+    init(monitors: [any EventMonitor], tracer: (any RequestTracer)?, requestID: UInt64, method: HTTPMethod, url: URL?, tags: Set<String>) {
+        self.monitors = monitors
+        self.requestID = requestID
+        self.method = method
+        self.url = url
+        self.tags = tags
+        span = tracer.map {
+            SpanHandle(
+                $0.startSpan(for: TracedRequest(requestID: requestID, method: method, url: url, tags: tags, parent: TraceContext.current)))
+        }
+    }
 
     func send(_ kind: RequestEvent.Kind) {
+        span?.record(kind)
+        guard !monitors.isEmpty else { return }
         let event = RequestEvent(requestID: requestID, method: method, url: url, tags: tags, date: Date(), kind: kind)
         for monitor in monitors { monitor.queue.async { monitor.receive(event) } }
     }

@@ -78,11 +78,11 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         self.bodyOnDisk = bodyOnDisk
         self.hooks = hooks
         self.monitor =
-            client.configuration.monitors.isEmpty
+            client.configuration.monitors.isEmpty && client.configuration.tracer == nil
             ? nil
             : MonitorChannel(
-                monitors: client.configuration.monitors, requestID: id, method: request.method,
-                url: urlRequest.url, tags: options.tags)
+                monitors: client.configuration.monitors, tracer: client.configuration.tracer, requestID: id,
+                method: request.method, url: urlRequest.url, tags: options.tags)
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
@@ -215,6 +215,14 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     override func ended() {
         destination.requestEnded()
         bodyOnDisk?.ended()
+        // A cancellation reported silently sends no `.finished`: its span ends here.
+        if let span = monitor?.span, let reason = read(\.cancellation) {
+            span.end(
+                RequestOutcome(
+                    statusCode: nil, error: .cancelled(reason), source: nil,
+                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9, attempts: route.attempt,
+                    redirects: route.redirects.count, bytes: 0, body: nil))
+        }
     }
 
     /// Where slow processing and retry delays run: never a transport's callback thread.

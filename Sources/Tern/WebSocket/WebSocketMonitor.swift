@@ -25,7 +25,7 @@ final class WebSocketMonitor: Sendable {
     init?(client: Client, id: UInt64, url: URL, tags: Set<String>) {
         let monitors = client.configuration.monitors
         guard !monitors.isEmpty else { return nil }
-        channel = MonitorChannel(monitors: monitors, requestID: id, method: .get, url: url, tags: tags)
+        channel = MonitorChannel(monitors: monitors, tracer: nil, requestID: id, method: .get, url: url, tags: tags)
         self.url = url
     }
 
