@@ -42,6 +42,8 @@ public final class Client: Sendable {
     let responseCache: ResponseCache
     /// The requests in flight (see `Client+Registry.swift`).
     let registry = Locked(Registry())
+    /// The totals behind `metrics` (see `Monitoring/Metrics/`).
+    let statistics = ClientStatistics()
     private let invalidated = Locked(false)
     /// What in the configuration the transport cannot honour; nil when everything can be. Set at
     /// creation (and told once on standard error): every request of the client then fails at

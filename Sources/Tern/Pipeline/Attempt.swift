@@ -110,6 +110,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             } else {
                 outcome = .failure(URLError(.badServerResponse))
             }
+            call.client.statistics.exchangeEnded(sent: sent, received: clock.received, reused: clock.reported?.reusedConnection)
             head = nil
             body = Data()
             bodyStream?.close()

@@ -202,6 +202,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     }
 
     override func cancelled(_ reason: TernError.CancellationReason) {
+        client.statistics.requestEnded(.cancelled(reason), seconds: secondsSinceSend)
         monitor?.send(.cancelled(reason))
     }
 
@@ -219,8 +220,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         if let span = monitor?.span, let reason = read(\.cancellation) {
             span.end(
                 RequestOutcome(
-                    statusCode: nil, error: .cancelled(reason), source: nil,
-                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9, attempts: route.attempt,
+                    statusCode: nil, error: .cancelled(reason), source: nil, duration: secondsSinceSend, attempts: route.attempt,
                     redirects: route.redirects.count, bytes: 0, body: nil))
         }
     }

@@ -92,6 +92,10 @@ extension Call {
 extension Call {
     /// Tells the monitors how the request ended.
     func reportFinished(_ result: Result<Response<Value>, TernError>) {
+        // A cancel is counted where it happens (`cancelled(_:)`), delivered or not.
+        if result.failure?.isCancelled != true || read(\.cancellation) == nil {
+            client.statistics.requestEnded(result.failure, seconds: secondsSinceSend)
+        }
         guard let monitor else { return }
         let route = self.route
         let response = try? result.get()
@@ -99,9 +103,14 @@ extension Call {
             .finished(
                 RequestOutcome(
                     statusCode: response?.statusCode, error: result.failure, source: response?.source,
-                    duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9,
-                    attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)))
+                    duration: secondsSinceSend, attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0,
+                    body: response?.data)))
     }
+}
+
+extension Call {
+    /// Seconds since the request was sent.
+    var secondsSinceSend: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9 }
 }
 
 extension RequestLifecycle {

@@ -22,8 +22,10 @@ extension Call {
         monitor?.send(.attemptStarted(attempt: number, request: sent))
         let attempt = Attempt(route, sending: urlRequest, exchange: exchange, call: self)
         let identity = sharedIdentity(of: sent)
+        client.statistics.exchangeStarted()
         guard let task = client.exchanges.start(exchange, for: id, sharing: identity, events: { attempt.receive($0) })
         else {
+            client.statistics.exchangeEnded(sent: 0, received: 0, reused: nil)
             return fail(.clientInvalidated)  // the transport was invalidated after `send` checked
         }
         attach(task, attempt: number)

@@ -230,6 +230,11 @@ final class CurlEventLoop: @unchecked Sendable {
         return true
     }
 
+    /// Exchanges waiting for a connection, by origin.
+    var queuedByOrigin: [String: Int] {
+        driver.withLock { waiting.filter { $0.value.queue.count > $0.value.head }.mapValues { $0.queue.count - $0.head } }
+    }
+
     /// How many requests callers sent without waking the loop, and how many they could not
     /// because the socket's number was too high for `curl_multi_fdset`.
     var directSends: (sent: Int, socketBeyondFDSet: Int) { driver.withLock { (sentDirectly, socketBeyondFDSet) } }

@@ -155,6 +155,9 @@ public final class CurlTransport: Transport {
     /// many could not because their socket's number was 1024 or more.
     var directSends: (sent: Int, socketBeyondFDSet: Int) { loop.directSends }
 
+    /// Exchanges waiting for a connection to their origin (its connection limit), by origin.
+    var queuedByOrigin: [String: Int] { loop.queuedByOrigin }
+
     /// True: `curl_easy_pause` stops reading a response until it is resumed.
     public var pausesExchanges: Bool { true }
 

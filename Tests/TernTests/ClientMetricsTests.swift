@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Client-wide metrics: exact counts after a known workload against httpbin on both transports,
+/// the libcurl transport's per-origin queue, the Prometheus rendering and the periodic stream.
+@Suite struct ClientMetricsTests {
+    @Test(arguments: TransportKind.all)
+    func countsAreExactAfterAKnownWorkload(kind: TransportKind) async throws {
+        let client = kind.client(try TestServers.httpbin())
+        for _ in 0..<10 { _ = try await client.send(Request<JSON>("get")) }
+        _ = try await client.send(Request<JSON>("post", method: .post, body: .data(Data(repeating: 7, count: 1000))))
+        for _ in 0..<2 { _ = await client.completionResult(Request<Data>("status/503")) }
+        let slow = client.send(Request<Data>("delay/5")) { _ in }
+        try await Task.sleep(milliseconds: 200)
+        slow.cancel()
+        try await Task.sleep(milliseconds: 300)
+        let metrics = client.metrics
+        #expect(metrics.requestsByOutcome == ["success": 11, "unacceptableStatus": 2, "cancelled": 1])
+        #expect(metrics.requestsFinished == 14)
+        #expect(metrics.inFlight == 0)
+        #expect(metrics.bytesSent == 1000)
+        #expect(metrics.bytesReceived > 11 * 100)
+        #expect(metrics.latency.count == 14 && metrics.latency.sampleCount == 14)
+        #expect(metrics.latency.p50 > 0 && metrics.latency.p50 <= metrics.latency.p90 && metrics.latency.p90 <= metrics.latency.p99)
+        if kind == .curl {
+            // Every answered exchange says whether it reused its connection; one connection does.
+            #expect(metrics.connectionsOpened + metrics.connectionsReused == 13)
+            #expect(metrics.connectionsReused >= 10)
+        }
+    }
+
+    #if os(Linux)
+    @Test func theLibcurlTransportsQueuePerOriginIsCounted() async throws {
+        let client = TransportKind.curl.client(try TestServers.httpbin()) { $0.transportSettings.maximumConnectionsPerHost = 1 }
+        let handles = (0..<5).map { _ in client.send(Request<Data>("delay/1")) { _ in } }
+        try await Task.sleep(milliseconds: 400)
+        let metrics = client.metrics
+        #expect(metrics.inFlight == 5, "every exchange was handed to the transport")
+        #expect(metrics.queuedByOrigin.values.reduce(0, +) == 4, "\(metrics.queuedByOrigin)")
+        #expect(metrics.queuedByOrigin.keys.allSatisfy { $0.hasPrefix("http://127.0.0.1:") })
+        handles.forEach { $0.cancel() }
+    }
+    #endif
+
+    @Test func thePrometheusTextFollowsTheExpositionFormat() {
+        var metrics = ClientMetrics(date: Date())
+        metrics.inFlight = 2
+        metrics.queuedByOrigin = ["http://a\"b\\c:80": 3]
+        metrics.requestsByOutcome = ["success": 5, "timedOut": 1]
+        metrics.bytesSent = 10
+        metrics.latency.p50 = 0.25
+        metrics.latency.count = 6
+        metrics.latency.totalSeconds = 1.5
+        let lines = metrics.prometheusText().split(separator: "\n").map(String.init)
+        #expect(lines.contains("# TYPE tern_requests_in_flight gauge"))
+        #expect(lines.contains("tern_requests_in_flight 2"))
+        #expect(lines.contains(#"tern_requests_queued{origin="http://a\"b\\c:80"} 3"#))
+        #expect(lines.contains(#"tern_requests_total{outcome="success"} 5"#))
+        #expect(lines.contains(#"tern_requests_total{outcome="timedOut"} 1"#))
+        #expect(lines.contains("tern_sent_bytes_total 10"))
+        #expect(lines.contains(#"tern_request_duration_seconds{quantile="0.5"} 0.250000"#))
+        #expect(lines.contains("tern_request_duration_seconds_sum 1.500000"))
+        #expect(lines.contains("tern_request_duration_seconds_count 6"))
+        // Every sample line is `name{labels} value`, every family has HELP and TYPE.
+        for line in lines where !line.hasPrefix("#") {
+            #expect(line.hasPrefix("tern_") && Double(line.split(separator: " ").last ?? "") != nil, "\(line)")
+        }
+        #expect(lines.filter { $0.hasPrefix("# TYPE") }.count == lines.filter { $0.hasPrefix("# HELP") }.count)
+        #expect(metrics.prometheusText(prefix: "api").contains("api_requests_in_flight 2"))
+    }
+
+    @Test func updatesArriveEveryInterval() async throws {
+        let client = try Client(baseURL: TestServers.httpbin()) { $0.callbackQueue = .immediate }
+        var snapshots: [ClientMetrics] = []
+        for await snapshot in client.metricsUpdates(every: 0.05) {
+            snapshots.append(snapshot)
+            if snapshots.count == 1 { _ = try await client.send(Request<JSON>("get")) }
+            if snapshots.count == 3 { break }
+        }
+        #expect(snapshots.first?.requestsFinished == 0)
+        #expect(snapshots.last?.requestsFinished == 1)
+        #expect(snapshots.map(\.date) == snapshots.map(\.date).sorted())
+    }
+}
