@@ -426,6 +426,17 @@ func readmeTourLifecycle(api: Client, screen: AnyObject, text: String) {
     api.cancel(tag: "search")                              // or cancel(url:), cancelAll()
 }
 
+func readmeTourServer(incomingTrace: TraceContext?) async throws {
+    let service = Client(baseURL: "http://inventory.internal:8080") {
+        $0.tracer = TraceContextTracer { span in print(span) }   // traceparent on every attempt
+    }
+    let stock = try await TraceContext.$current.withValue(incomingTrace) {
+        try await service.send(Request<JSON>("stock/42"))
+    }
+    let scrape = service.metrics.prometheusText()                // in flight, outcomes, latency …
+    _ = (stock, scrape)
+}
+
 func readmeTourCache() {
     let api = Client(baseURL: "https://api.example.com") { $0.cachePolicy = .http }  // as the server says
     let forecast = Request<JSON>("forecast", query: ["city": "101010100"])

@@ -37,3 +37,61 @@ func networkSettings() -> Client {
         $0.transportSettings.hostOverrides.connect("search.example.com", to: "canary.internal")
     }
 }
+
+// The samples of the Server-Side Use article, compiled.
+
+// One client for the whole service: its connections and limits are shared by every handler.
+let inventory = Client(baseURL: "http://inventory.internal:8080") {
+    $0.timeout = 2  // no sign of life for 2 s: .timedOut
+    $0.deadline = 5  // every attempt, redirect and retry together
+    $0.retryPolicy = .exponential(maxAttempts: 2, baseDelay: 0.05)
+    $0.transportSettings.maximumConnectionsPerHost = 32  // more wait in Tern's queue
+    $0.tracer = TraceContextTracer { span in print(span) }
+}
+
+/// A handler that calls another service inside the caller's trace and time budget.
+func stockLevel(sku: String, traceparent: String?, budget: TimeInterval) async throws -> Int {
+    var request = Request<JSON>("stock/\(sku)")
+    request.deadline = budget  // what is left of the caller's own deadline
+    let incoming = traceparent.flatMap { TraceContext(traceparent: $0) }
+    let reply = try await TraceContext.$current.withValue(incoming) {
+        try await inventory.send(request)
+    }
+    return reply.json["level"]?.int ?? 0
+}
+
+/// A stand-in for a tracing library's span type (swift-distributed-tracing, OpenTelemetry).
+protocol ExternalSpan: Sendable {
+    var traceID: String { get }
+    var spanID: String { get }
+    func addEvent(_ name: String)
+    func finish(error: (any Error)?)
+}
+
+/// Adapts a tracing library to Tern: start its span, give Tern its ids, forward what happens.
+struct LibraryTracer: RequestTracer {
+    let startSpan: @Sendable (_ name: String, _ parent: TraceContext?) -> any ExternalSpan
+
+    func startSpan(for request: TracedRequest) -> any RequestSpan {
+        Adapted(span: startSpan(request.spanName, request.parent))
+    }
+
+    struct Adapted: RequestSpan {
+        let span: any ExternalSpan
+        var context: TraceContext { TraceContext(traceID: span.traceID, spanID: span.spanID) }
+        func record(_ event: RequestEvent.Kind, at date: Date) { span.addEvent("\(event)") }
+        func end(_ outcome: RequestOutcome) { span.finish(error: outcome.error) }
+    }
+}
+
+/// The body of a `/metrics` endpoint: the client's totals for Prometheus to scrape.
+func metricsEndpoint(client: Client) -> (contentType: String, body: String) {
+    ("text/plain; version=0.0.4", client.metrics.prometheusText())
+}
+
+/// Logs the client's traffic every ten seconds.
+func watchTraffic(client: Client) async {
+    for await snapshot in client.metricsUpdates(every: 10) {
+        print(snapshot.inFlight, snapshot.latency.p99, snapshot.requestsByOutcome)
+    }
+}
