@@ -190,11 +190,13 @@ import Testing
         var buffer = [UInt8](repeating: 0, count: 800)
         let first = buffer.withUnsafeMutableBytes { stream.read(into: $0, whenReadable: {}) }
         #expect(first == .bytes(800))
-        try await writer.value
-        #expect(returned.count == 1, "under the buffer's size again: the writer goes on")
-        stream.finish()
+        try await Task.sleep(milliseconds: 100)
+        #expect(returned.count == 0, "700 bytes still wait, more than half the buffer: the writer still waits")
         let rest = buffer.withUnsafeMutableBytes { stream.read(into: $0, whenReadable: {}) }
         #expect(rest == .bytes(700))
+        try await writer.value
+        #expect(returned.count == 1, "half the buffer free again: the writer goes on")
+        stream.finish()
         #expect(buffer.withUnsafeMutableBytes { stream.read(into: $0, whenReadable: {}) } == .end)
     }
 
