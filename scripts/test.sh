@@ -246,6 +246,11 @@ for row in "enqueue | outbox, flushed (FULL)" "enqueue | DiskCache write, 1 KB" 
     grep -q "| $row" "$logs/outbox-bench.md" || { echo "outbox benchmark output lacks \"$row\"" >&2; cat "$logs/outbox-bench.md" >&2; exit 1; }
 done
 
+echo "== tern-bench --stream-upload smoke run (nginx, 128 MiB, one round): a produced body stored whole by nginx"
+bash scripts/bench.sh --stream-upload --quick --rounds 1 >"$logs/stream-upload.md"
+grep -q "^stream-upload-128mb mb_per_s" "$logs/stream-upload.md" \
+    || { echo "stream-upload benchmark output lacks its rows" >&2; cat "$logs/stream-upload.md" >&2; exit 1; }
+
 echo "== tern-soak smoke run: redirects, faults, random cancels and deadlines; each request ends exactly once"
 bash scripts/soak.sh --count 3000 | tee "$logs/soak.txt"
 grep -q "missing: 0, doubled: 0, still registered: 0" "$logs/soak.txt" || { echo "soak run failed" >&2; exit 1; }

@@ -6,6 +6,9 @@ import Foundation
 final class ClientStatistics: Sendable {
     private struct State {
         var metrics = ClientMetrics(date: Date())
+        /// Requests that succeeded (kept apart from `requestsByOutcome`: no string hashing on
+        /// the common path).
+        var successes = 0
         /// The latest durations, a ring of `window` entries; `next` is where the next one goes.
         var durations: [TimeInterval] = []
         var next = 0
@@ -35,9 +38,9 @@ final class ClientStatistics: Sendable {
 
     /// A request ended with `error` (nil: success) after `seconds`.
     func requestEnded(_ error: TernError?, seconds: TimeInterval) {
-        let outcome = error.map(Self.kind) ?? "success"
+        let failure = error.map(Self.kind)
         state.withLock { state in
-            state.metrics.requestsByOutcome[outcome, default: 0] += 1
+            if let failure { state.metrics.requestsByOutcome[failure, default: 0] += 1 } else { state.successes += 1 }
             state.metrics.latency.count += 1
             state.metrics.latency.totalSeconds += seconds
             if state.durations.count < Self.window {
@@ -51,8 +54,9 @@ final class ClientStatistics: Sendable {
 
     /// The totals now; `queued`: the transport's per-origin queues.
     func snapshot(queued: [String: Int]) -> ClientMetrics {
-        let (taken, durations) = state.withLock { ($0.metrics, $0.durations) }
+        let (taken, successes, durations) = state.withLock { ($0.metrics, $0.successes, $0.durations) }
         var metrics = taken
+        if successes > 0 { metrics.requestsByOutcome["success"] = successes }
         metrics.date = Date()
         metrics.queuedByOrigin = queued
         let sorted = durations.sorted()
