@@ -27,6 +27,11 @@ def _state(name):
 
 def handle(handler, name, q, release_event, token_for):
     body = handler._body() if handler.command != "GET" else b""
+    if len(body) < int(handler.headers.get("Content-Length") or 0):
+        # The client went away mid-body (a killed process): a server applies no request it did not
+        # receive whole.
+        handler.close_connection = True
+        return None
     if handler.command == "GET":
         with LOCK:
             state = _state(name)

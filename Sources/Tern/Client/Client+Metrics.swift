@@ -9,10 +9,11 @@ extension Client {
     }
 
     /// A snapshot of `metrics` every `interval` seconds (the first at once), until the task
-    /// iterating it is cancelled or stops.
+    /// iterating it is cancelled or stops. A reader that falls behind gets the newest snapshot,
+    /// not a backlog of old ones.
     public func metricsUpdates(every interval: TimeInterval) -> AsyncStream<ClientMetrics> {
         let nanoseconds = UInt64(max(0.01, interval) * 1e9)
-        return AsyncStream { continuation in
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let ticker = Task { [weak self] in
                 while !Task.isCancelled, let self {
                     continuation.yield(self.metrics)

@@ -68,7 +68,7 @@ import Testing
 
     @Test(arguments: TransportKind.all)
     func theProducerIsAskedForMoreOnlyAsTheServerReads(kind: TransportKind) async throws {
-        // The server waits 1.5 s before it reads a byte: by then the producer can have written no
+        // The server waits 4 s before it reads a byte: a second in, the producer can have written no
         // more than Tern's buffer and the sockets' (a few MB on loopback), far from 64 MB.
         let produced = Total()
         let piece = Data(repeating: 0x41, count: 64 * 1024)
@@ -80,7 +80,7 @@ import Testing
             }
         }
         let client = try Self.client(kind)
-        async let answer = client.send(Request<JSON>("upload-sizes", method: .post, query: ["pause": 1.5], body: body))
+        async let answer = client.send(Request<JSON>("upload-sizes", method: .post, query: ["pause": 4], body: body))
         try await Task.sleep(milliseconds: 1_000)
         let early = produced.value
         let json = try await answer.json
