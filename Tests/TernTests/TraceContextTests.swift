@@ -72,7 +72,7 @@ import Testing
             $0.callbackQueue = .immediate
             $0.tracer = TraceContextTracer { spans.add($0) }
         }
-        let handle = client.send(Request<JSON>("stall", query: ["seconds": 5])) { _ in }
+        let handle = client.send(Request<JSON>("stall", query: ["seconds": 30])) { _ in }
         try await Task.sleep(milliseconds: 200)
         handle.cancel()
         let deadline = Date().addingTimeInterval(10)

@@ -170,7 +170,7 @@ import Testing
             }
         }
         let client = try Self.client(kind)
-        let handle = client.send(Request<JSON>("upload-sizes", method: .post, query: ["pause": 30], body: body)) { _ in }
+        let handle = client.send(Request<JSON>("upload-sizes", method: .post, query: ["pause": 3], body: body)) { _ in }
         try await Task.sleep(milliseconds: 300)
         handle.cancel()
         let deadline = Date().addingTimeInterval(10)
