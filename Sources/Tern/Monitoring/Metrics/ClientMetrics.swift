@@ -16,12 +16,14 @@ public struct ClientMetrics: Sendable, Equatable {
     /// Requests that ended, by outcome: `success`, or the failure's kind (`transport`,
     /// `timedOut`, `unacceptableStatus`, `cancelled` …, as `TernError`'s cases are named).
     public var requestsByOutcome: [String: Int] = [:]
-    /// Exchanges that opened a new connection, and that reused one (where the transport says:
-    /// libcurl always, URLSession on Apple platforms).
+    /// Exchanges that opened a new connection (where the transport says: libcurl always,
+    /// URLSession on Apple platforms).
     public var connectionsOpened = 0
+    /// Exchanges that reused a connection (where the transport says).
     public var connectionsReused = 0
-    /// Body bytes sent and received by every exchange (a redirect's and a retry's included).
+    /// Request body bytes sent by every exchange (a redirect's and a retry's included).
     public var bytesSent: Int64 = 0
+    /// Response body bytes received by every exchange.
     public var bytesReceived: Int64 = 0
     /// Seconds from `send` to the result, of the latest requests (up to 1,024).
     public var latency = Latency()
@@ -31,12 +33,17 @@ public struct ClientMetrics: Sendable, Equatable {
 
     /// Percentiles of recent request durations, in seconds (0 when none ended yet).
     public struct Latency: Sendable, Equatable {
+        /// The median.
         public var p50: TimeInterval = 0
+        /// The 90th percentile.
         public var p90: TimeInterval = 0
+        /// The 99th percentile.
         public var p99: TimeInterval = 0
-        /// How many requests the percentiles are over, and the sum of all durations ever.
+        /// How many recent requests the percentiles are over (at most 1,024).
         public var sampleCount = 0
+        /// The sum of every request's duration since the client was created.
         public var totalSeconds: TimeInterval = 0
+        /// How many requests ended since the client was created.
         public var count = 0
     }
 

@@ -66,11 +66,13 @@ public struct FinishedSpan: Sendable, CustomStringConvertible {
     public let context: TraceContext
     /// The span id of the parent, nil for the first span of a trace.
     public let parentSpanID: String?
-    /// The request's method and URL.
+    /// The request's method.
     public let method: HTTPMethod
+    /// The request's URL as prepared.
     public let url: URL?
-    /// When the request started and ended.
+    /// When the request started.
     public let started: Date
+    /// When it ended (set before the span is handed over).
     public internal(set) var ended: Date?
     /// The delivered response's status, if one was delivered.
     public internal(set) var statusCode: Int?
@@ -90,8 +92,9 @@ public struct FinishedSpan: Sendable, CustomStringConvertible {
 
     /// One event of a span: a name, when, and what it says.
     public struct Event: Sendable {
-        /// `attempt`, `redirect`, `retry`, `attempt failed`, `held` or `cancelled`.
+        /// `attempt`, `redirect`, `retry`, `attempt failed`, `held`, `cancelled` or `cache hit`.
         public let name: String
+        /// When it happened.
         public let date: Date
         /// Details, as text: `attempt`, `status`, `location`, `delay`, `error`, `reason`.
         public let attributes: [String: String]
