@@ -217,12 +217,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         destination.requestEnded()
         bodyOnDisk?.ended()
         // A cancellation reported silently sends no `.finished`: its span ends here.
-        if let span = monitor?.span, let reason = read(\.cancellation) {
-            span.end(
-                RequestOutcome(
-                    statusCode: nil, error: .cancelled(reason), source: nil, duration: secondsSinceSend, attempts: route.attempt,
-                    redirects: route.redirects.count, bytes: 0, body: nil))
-        }
+        if let span = monitor?.span, let reason = read(\.cancellation) { span.end(outcome(of: .failure(.cancelled(reason)))) }
     }
 
     /// Where slow processing and retry delays run: never a transport's callback thread.

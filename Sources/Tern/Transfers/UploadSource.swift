@@ -47,10 +47,10 @@ final class UploadSource: Sendable {
     /// Whether every attempt can send the body (false for a body produced only once).
     var isReplayable: Bool { producedBody?.isReplayable ?? true }
 
-    /// A new stream for the next attempt (which followed `redirects`), its producer started, the
-    /// previous one closed; why not when the body can be produced only once and already was.
-    func nextStream(after redirects: [Redirect]) -> Result<RequestBodyStream, RequestBodyFailure> {
-        guard let body = producedBody else { return .failure(.notReplayable(redirect: nil)) }
+    /// A new stream of `body` (this source's `producedBody`) for the next attempt, which followed
+    /// `redirects`: its producer started, the previous one closed; why not when the body can be
+    /// produced only once and already was.
+    func nextStream(of body: StreamedBody, after redirects: [Redirect]) -> Result<RequestBodyStream, RequestBodyFailure> {
         let stream = RequestBodyStream(length: body.length)
         let outcome = state.withLock { state -> Result<RequestBodyStream?, RequestBodyFailure> in
             guard !state.ended, body.isReplayable || state.streamsMade == 0 else {

@@ -16,8 +16,8 @@ import Testing
         return try #require(Int(counts[0]))
     }
 
-    /// A client of nginx on the libcurl transport, trusting the test authority.
-    private func h2Client() throws -> Client {
+    /// A client of nginx on the libcurl transport, trusting the test authority, then `configure`.
+    private func h2Client(_ configure: (inout ClientConfiguration) -> Void = { _ in }) throws -> Client {
         let transport = try #require(
             CurlTransport.make(
                 configuration: {
@@ -27,14 +27,14 @@ import Testing
                 }()))
         return Client(baseURL: try TestServers.h2()) {
             $0.callbackQueue = .immediate
-            $0.timeout = 30
             $0.transport = transport
+            configure(&$0)
         }
     }
 
     @Test(arguments: [nil, Int64(4_000_000)])
     func aProducedBodyGoesInDataFramesByteForByte(length: Int64?) async throws {
-        let client = try h2Client()
+        let client = try h2Client { $0.timeout = 30 }
         let name = "uploads/\(UUID().uuidString).bin"
         let put = try await client.send(
             Request<Data>(name, method: .put, body: .stream(StreamedBodyTests.pieces(4_000_000), length: length)))
@@ -46,17 +46,7 @@ import Testing
     }
 
     @Test func concurrentRequestsShareOneMultiplexedConnection() async throws {
-        let transport = try #require(
-            CurlTransport.make(
-                configuration: {
-                    var configuration = ClientConfiguration()
-                    configuration.transportSettings.tls.certificateAuthorityFile = try TestServers.tlsFile("ca.pem")
-                    return configuration
-                }()))
-        let client = Client(baseURL: try TestServers.h2()) {
-            $0.callbackQueue = .immediate
-            $0.transport = transport
-        }
+        let client = try h2Client()
         let first = try await client.send(Request<JSON>("tiny.json"))
         #expect(first.metrics?.httpVersion == "HTTP/2")
         let before = try await acceptedConnections(client)

@@ -90,25 +90,24 @@ extension Call {
 }
 
 extension Call {
-    /// Tells the monitors how the request ended.
+    /// Counts the request in the client's metrics, and tells the monitors how it ended.
     func reportFinished(_ result: Result<Response<Value>, TernError>) {
         // A cancel is counted where it happens (`cancelled(_:)`), delivered or not.
         if result.failure?.isCancelled != true || read(\.cancellation) == nil {
             client.statistics.requestEnded(result.failure, seconds: secondsSinceSend)
         }
-        guard let monitor else { return }
+        monitor?.send(.finished(outcome(of: result)))
+    }
+
+    /// How `result` ended the request, for monitors and spans.
+    func outcome(of result: Result<Response<Value>, TernError>) -> RequestOutcome {
         let route = self.route
         let response = try? result.get()
-        monitor.send(
-            .finished(
-                RequestOutcome(
-                    statusCode: response?.statusCode, error: result.failure, source: response?.source,
-                    duration: secondsSinceSend, attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0,
-                    body: response?.data)))
+        return RequestOutcome(
+            statusCode: response?.statusCode, error: result.failure, source: response?.source, duration: secondsSinceSend,
+            attempts: route.attempt, redirects: route.redirects.count, bytes: response?.data.count ?? 0, body: response?.data)
     }
-}
 
-extension Call {
     /// Seconds since the request was sent.
     var secondsSinceSend: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds - started.uptime) / 1e9 }
 }

@@ -17,8 +17,8 @@ extension Call {
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308); a
         // produced body, with each that can produce it again.
         if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {
-            if bodyOnDisk.producedBody != nil {
-                switch bodyOnDisk.nextStream(after: route.redirects) {
+            if let produced = bodyOnDisk.producedBody {
+                switch bodyOnDisk.nextStream(of: produced, after: route.redirects) {
                 case .success(let stream): exchange.body = .stream(stream)
                 case .failure(let failure):
                     fail(.requestBodyFailed(failure), attempt: route.attempt)
