@@ -59,6 +59,14 @@ final class SpanHandle: Sendable {
         tracestate = context.traceState
     }
 
+    /// `request` with the span's W3C trace context, for each attempt.
+    func traced(_ request: URLRequest) -> URLRequest {
+        var traced = request
+        traced.setValue(traceparent, forHTTPHeaderField: "traceparent")
+        traced.setValue(tracestate, forHTTPHeaderField: "tracestate")
+        return traced
+    }
+
     func record(_ event: RequestEvent.Kind) {
         if case .finished(let outcome) = event { return end(outcome) }
         span.record(event, at: Date())

@@ -18,7 +18,7 @@ extension Call {
             return sendOffline(urlRequest, attempt: route, network: network)
         }
         // Files take part here: where a download resumes from, a body on disk (TransferStage.swift).
-        guard let (sent, exchange) = exchange(for: traced(urlRequest), attempt: route) else { return }
+        guard let (sent, exchange) = exchange(for: monitor?.span?.traced(urlRequest) ?? urlRequest, attempt: route) else { return }
         monitor?.send(.attemptStarted(attempt: number, request: sent))
         let attempt = Attempt(route, sending: urlRequest, exchange: exchange, call: self)
         let identity = sharedIdentity(of: sent)
@@ -29,15 +29,6 @@ extension Call {
             return fail(.clientInvalidated)  // the transport was invalidated after `send` checked
         }
         attach(task, attempt: number)
-    }
-
-    /// `urlRequest` with the span's W3C trace context, when the client has a tracer.
-    private func traced(_ urlRequest: URLRequest) -> URLRequest {
-        guard let span = monitor?.span else { return urlRequest }
-        var traced = urlRequest
-        traced.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
-        traced.setValue(span.tracestate, forHTTPHeaderField: "tracestate")
-        return traced
     }
 
     /// What an exchange of `sent` may share an identical one by: its identity under
