@@ -8,6 +8,13 @@ fault:
   /badaccept /noupgrade /extension /subprotocol      a 101 that breaks the handshake's rules
   /stall            half a frame header, then silence (pings are never answered)
   /eof              the connection closed without a close frame
+  /nohandshake      reads the upgrade request and never answers it
+  /halfhead         answers with the first line of a 101 head, then silence
+  /deaf             completes the handshake, then reads and never answers (not even a close)
+  /flood?id=X       a frame with a reserved bit set, then text frames without pause until the
+                    client's close frame arrives (answered, then the connection closed); the
+                    close code it carried is kept for X
+  /report?id=X      sends one text message: the close code kept for X, or "none"
 """
 import argparse
 import asyncio
@@ -47,11 +54,57 @@ async def read_frame(reader):
     return first & 0x0F, payload
 
 
+# The close code each /flood connection received, by its id ("none" until one arrives).
+received_close_codes = {}
+
+
+async def flood(reader, writer, flood_id):
+    """Sends frames without pause after a violation until the client's close frame is read."""
+    received_close_codes[flood_id] = "none"
+    writer.write(frame(0x1, b"hi", rsv=0x40))
+    chunk = frame(0x1, b"x" * 4000) * 16
+    closed = asyncio.Event()
+
+    async def keep_sending():
+        while not closed.is_set():
+            writer.write(chunk)
+            await writer.drain()
+            await asyncio.sleep(0)
+
+    sender = asyncio.ensure_future(keep_sending())
+    try:
+        # Sends for a while before reading anything, as a busy server does: a client that closed
+        # at once has answered the flood with a reset by then.
+        await asyncio.sleep(0.05)
+        while True:
+            opcode, payload = await read_frame(reader)
+            if opcode == 0x8:
+                received_close_codes[flood_id] = str(struct.unpack("!H", payload[:2])[0]) if len(payload) >= 2 else "empty"
+                closed.set()
+                await asyncio.gather(sender, return_exceptions=True)
+                writer.write(frame(0x8, payload[:2]))
+                await writer.drain()
+                return
+    finally:
+        closed.set()
+        sender.cancel()
+
+
 async def handle(reader, writer):
     try:
         head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
-        path = lines[0].split(" ")[1]
+        target = lines[0].split(" ")[1]
+        path, _, query = target.partition("?")
+        params = dict(item.split("=", 1) for item in query.split("&") if "=" in item)
+        if path == "/nohandshake":
+            await reader.read()
+            return
+        if path == "/halfhead":
+            writer.write(b"HTTP/1.1 101 Switching Protocols\r\n")
+            await writer.drain()
+            await reader.read()
+            return
         headers = {}
         for line in lines[1:]:
             if ":" in line:
@@ -94,6 +147,15 @@ async def handle(reader, writer):
             await writer.drain()
             writer.close()
             return
+        elif path == "/flood":
+            await flood(reader, writer, params.get("id", ""))
+            return
+        elif path == "/report":
+            writer.write(frame(0x1, received_close_codes.get(params.get("id", ""), "none").encode()))
+        elif path == "/deaf":
+            await writer.drain()
+            await reader.read()
+            return
         await writer.drain()
         # Answer a close frame with the same code, then close; otherwise wait for the client.
         while True:
@@ -109,13 +171,16 @@ async def handle(reader, writer):
         writer.close()
 
 
-async def main(port):
-    server = await asyncio.start_server(handle, "127.0.0.1", port)
-    async with server:
-        await server.serve_forever()
+async def main(ports):
+    # Each port is its own host to a client's one-connect-per-host rule (RFC 6455 §4.1): tests
+    # that stall their openings on purpose use the second, and hold no other test's turn.
+    servers = [await asyncio.start_server(handle, "127.0.0.1", port) for port in ports]
+    await asyncio.gather(*(server.serve_forever() for server in servers))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    asyncio.run(main(parser.parse_args().port))
+    parser.add_argument("--second-port", type=int)
+    arguments = parser.parse_args()
+    asyncio.run(main([port for port in (arguments.port, arguments.second_port) if port]))

@@ -78,7 +78,8 @@ websocket_port=$(free_port)
 pids+=($!)
 # And a hostile one: malformed frames, broken handshakes, stalls.
 websocket_fixture_port=$(free_port)
-"$python" scripts/fixture_websocket.py --port "$websocket_fixture_port" >"$logs/fixture-websocket.log" 2>&1 &
+websocket_stall_port=$(free_port)
+"$python" scripts/fixture_websocket.py --port "$websocket_fixture_port" --second-port "$websocket_stall_port" >"$logs/fixture-websocket.log" 2>&1 &
 pids+=($!)
 wait_for "http://127.0.0.1:$httpbin_port/get"
 wait_for "http://127.0.0.1:$fixture_port/json"
@@ -114,6 +115,7 @@ python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.ar
     || { echo "the WebSocket fixture did not start; log:" >&2; cat "$logs/fixture-websocket.log" >&2; exit 1; }
 export TERN_WEBSOCKET_URL="ws://127.0.0.1:$websocket_port"
 export TERN_WEBSOCKET_FIXTURE_URL="ws://127.0.0.1:$websocket_fixture_port"
+export TERN_WEBSOCKET_STALL_URL="ws://127.0.0.1:$websocket_stall_port"
 export TERN_PROXY_PORT="$proxy_port"
 export TERN_SOCKS_PORT="$socks_port"
 export TERN_H2_URL="https://127.0.0.1:$h2_port"

@@ -12,7 +12,7 @@ import TernStubs
 /// - `GET /v1/radar`: the rain radar image (`Radar.image()`), about 300 KB over two seconds;
 ///   `Range: bytes=N-` with `If-Range` (its ETag) gets the rest;
 /// - WebSocket `/v1/live`: after `{"subscribe": [ids]}`, a reading per city every half second;
-///   the server "restarts" (drops every connection) after four rounds.
+///   the server restarts after four rounds (a 1001 close frame, as a deploy sends).
 enum EmbeddedWeatherServer {
     static func makeTransport() -> StubTransport {
         let stubs = StubTransport()
@@ -55,7 +55,8 @@ enum EmbeddedWeatherServer {
         return stubs
     }
 
-    /// The answer to a subscription: four rounds of readings half a second apart, then a drop.
+    /// The answer to a subscription: four rounds of readings half a second apart, then a restart
+    /// as a real server does one: a close frame with 1001, going away.
     private static func liveReadings(for message: WebSocketMessage) -> [StubWebSocket.Action] {
         guard case .text(let text) = message, let subscription = try? JSONDecoder().decode(LiveSubscription.self, from: Data(text.utf8))
         else { return [.close(.unsupportedData, reason: "send {\"subscribe\": [city ids]}")] }
@@ -70,7 +71,7 @@ enum EmbeddedWeatherServer {
                 actions.append(.send(.text(String(decoding: (try? JSONEncoder().encode(reading)) ?? Data(), as: UTF8.self))))
             }
         }
-        return actions + [.wait(0.3), .fail(.networkConnectionLost)]
+        return actions + [.wait(0.3), .close(.goingAway, reason: "restarting")]
     }
 
     private static func city(in request: URLRequest) -> City? {

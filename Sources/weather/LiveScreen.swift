@@ -32,31 +32,28 @@ enum LiveScreen {
                 }
                 if first { continuation.resume(returning: ending) }
             }
-            let socket = Locked<WebSocket?>(nil)
-            socket.withLock { box in
-                box = api.webSocket(WeatherAPI.Live(), options: options) { event in
-                    switch event {
-                    case .opened:
-                        print("  ● connected — subscribing to \(cityIDs.count) cities")
-                        socket.withLock { $0 }?.send(subscription) { error in
-                            if let error { print("  ✗ could not subscribe: \(WeatherApp.explain(error))") }
-                        }
-                    case .message(.text(let text)):
-                        guard let reading = try? JSONDecoder().decode(LiveReading.self, from: Data(text.utf8)) else { return }
-                        let count = seen.withLock { seen in
-                            if seen < readings { seen += 1 }
-                            return seen
-                        }
-                        guard count <= readings else { return }
-                        print("  " + line(for: reading))
-                        if count == readings { socket.withLock { $0 }?.close() }
-                    case .message:
-                        break
-                    case .reconnecting(let attempt, let delay):
-                        print(String(format: "  ○ the server went away — reconnecting (attempt %d) in %.1f s", attempt, delay))
-                    case .ended(let ending):
-                        finish(ending)
+            api.webSocket(WeatherAPI.Live(), options: options) { socket, event in
+                switch event {
+                case .opened:
+                    print("  ● connected — subscribing to \(cityIDs.count) cities")
+                    socket.send(subscription) { error in
+                        if let error { print("  ✗ could not subscribe: \(WeatherApp.explain(error))") }
                     }
+                case .message(.text(let text)):
+                    guard let reading = try? JSONDecoder().decode(LiveReading.self, from: Data(text.utf8)) else { return }
+                    let count = seen.withLock { seen in
+                        if seen < readings { seen += 1 }
+                        return seen
+                    }
+                    guard count <= readings else { return }
+                    print("  " + line(for: reading))
+                    if count == readings { socket.close() }
+                case .message:
+                    break
+                case .reconnecting(let attempt, let delay):
+                    print(String(format: "  ○ the server went away — reconnecting (attempt %d) in %.1f s", attempt, delay))
+                case .ended(let ending):
+                    finish(ending)
                 }
             }
         }

@@ -93,8 +93,8 @@ import TernChildProcess
         #expect(!again[fresh.upperBound...].contains("· cached") && again.contains("4 cities refreshed"))
     }
 
-    /// `weather live`: readings pushed over a WebSocket by the embedded server, which drops every
-    /// connection after four rounds; the screen reconnects, subscribes again and goes on.
+    /// `weather live`: readings pushed over a WebSocket by the embedded server, which restarts
+    /// (a 1001 close frame) after four rounds; the screen reconnects, subscribes again and goes on.
     @Test func theLiveScreenShowsPushedReadingsAndReconnects() async throws {
         let (status, output) = try await Self.run(["--data-dir", Self.dataDirectory(), "live", "--readings", "20"])
         #expect(status == 0, "\(output)")

@@ -27,6 +27,7 @@ extension TernError: LocalizedError {
         case .failedAfterRetries(_, let last): last.errorDescription
         case .pinningFailed: "The server's identity could not be verified."
         case .webSocketFailed: "The live connection to the server was lost."
+        case .webSocketHandshakeFailed: "The live connection to the server could not be opened."
         case .requestBodyFailed: "The data could not be sent."
         }
     }
@@ -73,7 +74,7 @@ extension TernError: LocalizedError {
         case .webSocketFailed:
             return "Check the network connection and try again."
         case .invalidRequest, .unacceptableContentType, .decoding, .cancelled, .cacheMiss, .redirectFailed, .rejected, .business,
-            .unsupportedConfiguration, .requestBodyFailed:
+            .unsupportedConfiguration, .requestBodyFailed, .webSocketHandshakeFailed:
             return nil
         }
     }

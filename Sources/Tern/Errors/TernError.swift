@@ -69,6 +69,9 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// over the limit (`.messageTooBig`) — Tern closed it with that code — or the connection ended
     /// without a close frame (`.abnormalClosure`).
     case webSocketFailed(code: WebSocketCloseCode, reason: String)
+    /// A WebSocket's opening handshake got a `101` that breaks its rules (a wrong accept key, an
+    /// extension or subprotocol not offered): the socket never opened, and no close frame was sent.
+    case webSocketHandshakeFailed(WebSocketHandshakeFailure)
     /// A body produced while it is sent (`RequestBody.stream`) could not be sent whole: its
     /// producer failed, it made more or fewer bytes than it announced, or a redirect or restart
     /// needed it again and it can be produced only once. Never retried.
@@ -290,6 +293,8 @@ public enum TernError: Error, Sendable, CustomStringConvertible, CustomDebugStri
             return "WebSocket failed: \(code)\(reason.isEmpty ? "" : ", \(reason)")"
         case .requestBodyFailed(let failure):
             return "The request body could not be sent: \(failure)"
+        case .webSocketHandshakeFailed(let failure):
+            return "WebSocket handshake failed: \(failure)"
         }
     }
 

@@ -77,6 +77,11 @@ final class StreamTaskSocketStream: NSObject, WebSocketByteStream, URLSessionTas
         }
     }
 
+    func finishWriting() {
+        // Queued behind the writes before it, as every write of the stream task is.
+        task?.closeWrite()
+    }
+
     func setReadingPaused(_ paused: Bool) {
         queue.async { [self] in
             isReadingPaused = paused

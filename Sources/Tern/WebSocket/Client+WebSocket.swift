@@ -16,24 +16,37 @@ extension Client {
         openWebSocket(request.makeRequest(), options: options, handler: nil)
     }
 
-    /// Opens a WebSocket whose events go to `onEvent`, in order, on the callback queue (the
-    /// request's, else the client's): `.opened`, each `.message`, then `.ended` exactly once.
-    /// Its `messages` sequence stays empty.
+    /// Opens a WebSocket whose events go to `onEvent` with the socket, in order, on the callback
+    /// queue (the request's, else the client's): `.opened` (again after each reconnection: send
+    /// a subscription there), each `.message`, then `.ended` exactly once. Its `messages`
+    /// sequence stays empty. The client keeps the socket until it ends.
     ///
     /// ```swift
-    /// let socket = client.webSocket(Request<Data>("live/prices")) { event in
-    ///     if case .message(.text(let text)) = event { show(text) }
+    /// client.webSocket(Request<Data>("live/prices")) { socket, event in
+    ///     switch event {
+    ///     case .opened: socket.send("subscribe CNY") { error in if let error { alert(error) } }
+    ///     case .message(.text(let text)): show(text)
+    ///     default: break
+    ///     }
     /// }
-    /// socket.send("subscribe CNY") { error in if let error { alert(error) } }
     /// ```
     @discardableResult
     public func webSocket<Value>(
         _ convertible: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions(),
-        onEvent: @escaping @Sendable (WebSocketEvent) -> Void
+        onEvent: @escaping @Sendable (WebSocket, WebSocketEvent) -> Void
     ) -> WebSocket {
         let request = convertible.makeRequest()
         let queue = callbackQueue(for: request)
-        return openWebSocket(request, options: options) { event in queue.perform { onEvent(event) } }
+        // Held until the end: a socket whose caller kept only the closure runs on.
+        let socketBox = Locked<WebSocket?>(nil)
+        // The socket is known before its connection starts, so no event can come before it.
+        return openWebSocket(request, options: options, prepared: { socket in socketBox.withLock { $0 = socket } }) { event in
+            queue.perform {
+                guard let socket = socketBox.withLock({ $0 }) else { return }
+                if case .ended = event { socketBox.withLock { $0 = nil } }
+                onEvent(socket, event)
+            }
+        }
     }
 
     /// Opens a WebSocket whose events go to `delegate` (held weakly), on the callback queue.
@@ -41,21 +54,14 @@ extension Client {
     public func webSocket<Value>(
         _ convertible: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions(), delegate: any WebSocketDelegate
     ) -> WebSocket {
-        let request = convertible.makeRequest()
         let weakDelegate = WeakWebSocketDelegate(delegate)
-        let socketBox = Locked<WebSocket?>(nil)
-        let queue = callbackQueue(for: request)
-        // The socket is known before its connection starts, so no event can come before it.
-        return openWebSocket(request, options: options, prepared: { socket in socketBox.withLock { $0 = socket } }) { event in
-            queue.perform {
-                guard let delegate = weakDelegate.delegate, let socket = socketBox.withLock({ $0 }) else { return }
-                switch event {
-                case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
-                case .message(let message): delegate.webSocket(socket, didReceive: message)
-                case .reconnecting(let attempt, let delay): delegate.webSocket(socket, willReconnect: attempt, after: delay)
-                case .ended(let ending): delegate.webSocket(socket, didEndWith: ending)
-                }
-                if case .ended = event { socketBox.withLock { $0 = nil } }
+        return webSocket(convertible, options: options) { socket, event in
+            guard let delegate = weakDelegate.delegate else { return }
+            switch event {
+            case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
+            case .message(let message): delegate.webSocket(socket, didReceive: message)
+            case .reconnecting(let attempt, let delay): delegate.webSocket(socket, willReconnect: attempt, after: delay)
+            case .ended(let ending): delegate.webSocket(socket, didEndWith: ending)
             }
         }
     }
@@ -115,7 +121,7 @@ extension Client {
             return WebSocketStreams.make(to: url, settings: settings, connectTimeout: callOptions.timeout, queue: queue).map { stream in
                 WebSocketConnection(
                     stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options,
-                    events: events)
+                    openingLimits: (callOptions.timeout, callOptions.deadline), events: events)
             }
         }
         // Each connection's upgrade request goes through the adapters (a fresh token on a reconnection).
@@ -177,25 +183,27 @@ extension Client {
         }
         switch event {
         case .opened(let subprotocol):
-            let waiters = state.withLock { state in
+            let (waiters, openings) = state.withLock { state in
                 state.isOpen = true
                 state.subprotocol = subprotocol
                 defer { state.openWaiters = [] }
-                return state.openWaiters
+                return (state.openWaiters, state.openings)
             }
             for waiter in waiters { waiter.resume(returning: .success(subprotocol)) }
+            for opening in openings { opening.yield(subprotocol) }
         case .message(let message):
             if handler == nil { inbox.deliver(message) }
         case .reconnecting:
             state.withLock { $0.isOpen = false }
         case .ended(let ending):
-            let (openWaiters, endWaiters) = state.withLock { state in
+            let (openWaiters, endWaiters, openings) = state.withLock { state in
                 state.isOpen = false
                 state.ending = state.ending ?? ending
-                defer { (state.openWaiters, state.endWaiters) = ([], []) }
-                return (state.openWaiters, state.endWaiters)
+                defer { (state.openWaiters, state.endWaiters, state.openings) = ([], [], []) }
+                return (state.openWaiters, state.endWaiters, state.openings)
             }
             inbox.end(ending)
+            for opening in openings { opening.finish() }
             for waiter in openWaiters { waiter.resume(returning: .failure(WebSocket.error(of: ending))) }
             for waiter in endWaiters { waiter.resume(returning: ending) }
             lifecycle?.socketEnded()

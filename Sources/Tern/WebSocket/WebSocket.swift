@@ -21,6 +21,7 @@ public final class WebSocket: Sendable {
         var ending: WebSocketEnding?
         var endWaiters: [CheckedContinuation<WebSocketEnding, Never>] = []
         var openWaiters: [CheckedContinuation<Result<String?, TernError>, Never>] = []
+        var openings: [AsyncStream<String?>.Continuation] = []
     }
 
     /// Where completions of the closure-style `send` run.
@@ -49,6 +50,11 @@ public final class WebSocket: Sendable {
     /// How the socket ended; nil while it is connecting or open.
     public var ending: WebSocketEnding? { state.withLock { $0.ending } }
 
+    /// The code of the close frame Tern sent on the last connection — the app's `close`, the
+    /// answer to the server's close, or the violation Tern closed it for (1002, 1007, 1009) —
+    /// nil when it sent none. Beside `ending`, it tells a finished close handshake from one side.
+    public var sentCloseCode: WebSocketCloseCode? { connection?.sentCloseCode }
+
     /// Waits until the socket is open; returns the subprotocol the server chose.
     /// - Throws: the `TernError` it failed with before opening (a refused handshake, say).
     @discardableResult
@@ -63,6 +69,23 @@ public final class WebSocket: Sendable {
             if let now { continuation.resume(returning: now) }
         }
         return try result.get()
+    }
+
+    /// Each time the socket opens — now, if it is open, then after each reconnection — the
+    /// subprotocol the server chose; finishes when the socket ends. Resubscribe here:
+    ///
+    /// ```swift
+    /// for await _ in socket.openings() { try? await socket.send("subscribe CNY") }
+    /// ```
+    public func openings() -> AsyncStream<String?> {
+        let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let now = state.withLock { state -> (isOpen: Bool, subprotocol: String?, hasEnded: Bool) in
+            if state.ending == nil { state.openings.append(continuation) }
+            return (state.isOpen, state.subprotocol, state.ending != nil)
+        }
+        if now.isOpen { continuation.yield(now.subprotocol) }
+        if now.hasEnded { continuation.finish() }
+        return stream
     }
 
     /// Waits for the socket's end. By then its connection is closed and freed (TLS state
@@ -129,8 +152,11 @@ public final class WebSocket: Sendable {
         if let error { throw error }
     }
 
-    /// Closes the socket with `code` and `reason` (at most 123 bytes are sent): the close
-    /// handshake, then the connection. It ends as `.closed` with the code the server answers.
+    /// Starts closing the socket with `code` and `reason` (at most 123 bytes are sent) and returns
+    /// at once; `ended()` waits for the end. It ends as `.closed` with the code and reason of the
+    /// close frame the server answers with; as `.failed(.timedOut)` when none comes within
+    /// `WebSocketOptions.closeTimeout`, `.failed(.webSocketFailed(.abnormalClosure))` when the
+    /// connection drops first, and `.failed(.cancelled(.explicit))` when it was not open yet.
     public func close(_ code: WebSocketCloseCode = .normalClosure, reason: String = "") {
         connection?.close(code, reason: reason)
     }

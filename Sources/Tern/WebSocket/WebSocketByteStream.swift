@@ -14,6 +14,10 @@ package protocol WebSocketByteStream: AnyObject, Sendable {
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void)
     /// Stops (or resumes) reading: a consumer that does not keep up holds the connection back.
     func setReadingPaused(_ paused: Bool)
+    /// Writes what is pending, then shuts the connection down for writing (TCP's FIN) while
+    /// reading goes on: a graceful close, after which the peer's last bytes are read, not reset.
+    /// Called on the stream's queue.
+    func finishWriting()
     /// Closes the connection; no event follows but `.ended`, if it has not come yet. `released`
     /// runs on the stream's queue once the connection's resources are freed (at once if they
     /// already are): the socket reports its end only then, so that a process may exit the moment

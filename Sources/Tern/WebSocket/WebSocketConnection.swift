@@ -5,7 +5,11 @@ import Foundation
 ///
 /// The server's protocol mistakes close the socket with their code (1002, 1007, 1009) and end it
 /// with `TernError.webSocketFailed`; a server's close frame is answered with the same code and
-/// ends it as `.closed`; a connection that ends without a close frame is `.abnormalClosure`.
+/// ends it as `.closed`; a connection that ends without a close frame is `.abnormalClosure`, and
+/// a close the server never answers `.timedOut`. Opening is bounded by the request's `timeout`
+/// (silence) and `deadline` (connect to 101). After Tern wrote a close frame it stops writing
+/// and reads on, discarding, until the server closes (or `closeTimeout`): closing a socket the
+/// peer still writes to would answer it with a reset, and the peer would never read the frame.
 /// Thread safety: every mutable property is touched only on `queue`, where the stream's events
 /// arrive; the public side reaches it through `queue.async`, and `send` reads the locked
 /// `sendBuffer` to return without waiting for the queue.
@@ -37,6 +41,15 @@ final class WebSocketConnection: @unchecked Sendable {
     private var pongTimer: DispatchSourceTimer?
     private var heartbeat: DispatchSourceTimer?
     private var closeTimer: DispatchSourceTimer?
+    /// The opening's clocks: silence (re-armed as bytes arrive) and the whole opening.
+    private var openingIdleTimer: DispatchSourceTimer?
+    private var openingDeadlineTimer: DispatchSourceTimer?
+    /// The request's `timeout` and `deadline`, in seconds (`.infinity`: none), for the opening.
+    private let openingLimits: (idle: TimeInterval, deadline: TimeInterval)
+    /// The ending, kept while the connection drains after a close frame (see `release`).
+    private var draining: WebSocketEnding?
+    /// The code of the close frame Tern wrote, if it wrote one.
+    private let sentClose = Locked<WebSocketCloseCode?>(nil)
     /// The close frame the app sent, if it started the close handshake.
     private var closeSent: (code: WebSocketCloseCode, reason: String)?
     /// Bytes accepted by `send` and not yet written, and whether `send` may accept more without
@@ -50,8 +63,10 @@ final class WebSocketConnection: @unchecked Sendable {
 
     init(
         stream: any WebSocketByteStream, queue: DispatchQueue, url: URL, headers: [String: String], options: WebSocketOptions,
+        openingLimits: (idle: TimeInterval, deadline: TimeInterval) = (.infinity, .infinity),
         gate: WebSocketConnectGate = .shared, events: @escaping @Sendable (Event) -> Void
     ) {
+        self.openingLimits = openingLimits
         self.gate = gate
         self.stream = stream
         self.queue = queue
@@ -76,6 +91,7 @@ final class WebSocketConnection: @unchecked Sendable {
             ticket = gate.enter(WebSocketConnectGate.key(for: url)) {
                 self.queue.async {
                     guard self.phase == .connecting else { return }
+                    self.armOpeningClocks()
                     self.stream.open { event in self.streamEvent(event) }
                 }
             }
@@ -117,13 +133,15 @@ final class WebSocketConnection: @unchecked Sendable {
         queue.async { [self] in
             switch phase {
             case .idle, .connecting, .handshaking:
-                end(.closed(code, reason: reason))
+                // Nothing was closed: the socket never opened.
+                end(.failed(.cancelled(.explicit)))
             case .open:
                 closeSent = (code, reason)
                 phase = .closing
                 sendBuffer.withLock { $0.isOpen = false }
-                writeControl(.close, Self.closePayload(code, reason))
-                closeTimer = after(options.closeTimeout) { [self] in end(.closed(code, reason: reason)) }
+                writeClose(code, reason)
+                let seconds = options.closeTimeout
+                closeTimer = after(seconds) { [self] in end(.failed(.timedOut(after: seconds))) }
             case .closing, .ended:
                 break
             }
@@ -133,7 +151,7 @@ final class WebSocketConnection: @unchecked Sendable {
     /// Ends the socket at once with `error` (a cancel), closing the connection without a handshake.
     func abort(_ error: TernError) {
         queue.async { [self] in
-            if phase == .open { writeControl(.close, Self.closePayload(.goingAway, "")) }
+            if phase == .open { writeClose(.goingAway, "") }
             end(.failed(error))
         }
     }
@@ -148,6 +166,7 @@ final class WebSocketConnection: @unchecked Sendable {
         case .opened:
             guard phase == .connecting else { return }
             phase = .handshaking
+            restartOpeningIdle()
             stream.write(handshake.requestHead(for: url, headers: headers)) { _ in }
         case .received(let bytes):
             received(bytes)
@@ -165,6 +184,7 @@ final class WebSocketConnection: @unchecked Sendable {
     }
 
     private func handshakeBytes(_ bytes: Data) {
+        restartOpeningIdle()
         if var refused = refusal {
             refused.body.append(contentsOf: bytes)
             refusal = refused
@@ -178,6 +198,7 @@ final class WebSocketConnection: @unchecked Sendable {
             do {
                 let chosen = try handshake.check(status: head.status, headers: head.headers)
                 phase = .open
+                stopOpeningClocks()
                 leaveGate()
                 sendBuffer.withLock { $0.isOpen = true }
                 events(.opened(subprotocol: chosen))
@@ -190,7 +211,7 @@ final class WebSocketConnection: @unchecked Sendable {
                 finishRefusalIfComplete()
             }
         } catch {
-            if case .invalid(let reason) = error { end(.failed(.webSocketFailed(code: .protocolError, reason: reason))) }
+            if case .invalid(let failure) = error { end(.failed(.webSocketHandshakeFailed(failure))) }
         }
     }
 
@@ -217,30 +238,30 @@ final class WebSocketConnection: @unchecked Sendable {
                 }
             }
         } catch {
-            if phase == .open { writeControl(.close, Self.closePayload(error.code, error.reason)) }
-            end(.failed(.webSocketFailed(code: error.code, reason: error.reason)))
+            if phase == .open { writeClose(error.code, error.reason) }
+            end(.failed(.webSocketFailed(code: error.code, reason: error.reason)), draining: true)
         }
     }
 
     private func serverClosed(_ code: WebSocketCloseCode?, _ reason: String) {
         if phase == .open {
             // Answer with the same code (§5.5.1), then end: the server closes the connection.
-            writeControl(.close, code.map { Self.closePayload($0, "") } ?? Data())
+            if let code { writeClose(code, "") } else { writeControl(.close, Data()) }
         }
-        end(.closed(code ?? .noStatusReceived, reason: reason))
+        end(.closed(code ?? .noStatusReceived, reason: reason), draining: true)
     }
 
     private func streamEnded(_ error: URLError?) {
         switch phase {
         case .handshaking where refusal != nil:
             finishRefusalIfComplete(ended: true)
-        case .closing:
-            end(.closed(closeSent?.code ?? .normalClosure, reason: closeSent?.reason ?? ""))
-        case .idle, .connecting, .handshaking, .open:
+        case .idle, .connecting, .handshaking, .open, .closing:
             if let error { return end(.failed(.transport(error))) }
-            end(.failed(.webSocketFailed(code: .abnormalClosure, reason: "the connection ended without a close frame")))
+            let before = phase == .closing ? "before the server's close frame" : "without a close frame"
+            end(.failed(.webSocketFailed(code: .abnormalClosure, reason: "the connection ended \(before)")))
         case .ended:
-            break
+            // The server closed the connection after the close handshake: it is drained.
+            if let draining { release(draining) }
         }
     }
 
@@ -260,6 +281,16 @@ final class WebSocketConnection: @unchecked Sendable {
                     ?? .webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
         }
     }
+
+    /// Writes a close frame with `code` and `reason`, and remembers the code (`sentCloseCode`).
+    private func writeClose(_ code: WebSocketCloseCode, _ reason: String) {
+        sentClose.withLock { $0 = $0 ?? code }
+        writeControl(.close, Self.closePayload(code, reason))
+    }
+
+    /// The code of the close frame Tern wrote (the app's close, the answer to the server's, or
+    /// the code of the server's violation); nil when it wrote none.
+    var sentCloseCode: WebSocketCloseCode? { sentClose.withLock { $0 } }
 
     private func writeControl(_ opcode: WebSocketFrame.Opcode, _ payload: Data) {
         let frame = WebSocketFrame(isFinal: true, opcode: opcode, payload: payload.prefix(125))
@@ -335,6 +366,28 @@ final class WebSocketConnection: @unchecked Sendable {
         return timer
     }
 
+    /// Starts the opening's clocks as the connect starts (not while waiting at the gate).
+    private func armOpeningClocks() {
+        let deadline = openingLimits.deadline
+        if deadline.isFinite, deadline > 0 {
+            openingDeadlineTimer = after(deadline) { [self] in end(.failed(.deadlineExceeded(after: deadline))) }
+        }
+        restartOpeningIdle()
+    }
+
+    /// Bytes arrived (or the connection did) while opening: the silence counts again from now.
+    private func restartOpeningIdle() {
+        let idle = openingLimits.idle
+        guard idle.isFinite, idle > 0 else { return }
+        openingIdleTimer?.cancel()
+        openingIdleTimer = after(idle) { [self] in end(.failed(.timedOut(after: idle))) }
+    }
+
+    private func stopOpeningClocks() {
+        for timer in [openingIdleTimer, openingDeadlineTimer] { timer?.cancel() }
+        (openingIdleTimer, openingDeadlineTimer) = (nil, nil)
+    }
+
     /// Lets the next socket to this host connect (or leaves the line, when still waiting).
     private func leaveGate() {
         guard let ticket else { return }
@@ -344,10 +397,14 @@ final class WebSocketConnection: @unchecked Sendable {
 
     // MARK: The end
 
-    private func end(_ ending: WebSocketEnding) {
+    /// Ends the socket once. With `draining`, after a close frame on an open connection: stops
+    /// writing and reads on, discarding, until the server closes or `closeTimeout` passes; the
+    /// ending is reported once the connection is released.
+    private func end(_ ending: WebSocketEnding, draining: Bool = false) {
         guard phase != .ended else { return }
         phase = .ended
         leaveGate()
+        stopOpeningClocks()
         self.ending = ending
         sendBuffer.withLock { $0.isOpen = false }
         for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }
@@ -356,7 +413,17 @@ final class WebSocketConnection: @unchecked Sendable {
         for (_, done) in unsent { done(error) }
         for ping in pings { ping.done(error) }
         (unsent, pings) = ([], [])
-        // Reported once the connection is freed (see `WebSocketByteStream.close`).
+        guard draining else { return release(ending) }
+        self.draining = ending
+        stream.finishWriting()
+        stream.setReadingPaused(false)
+        closeTimer = after(options.closeTimeout) { [self] in release(ending) }
+    }
+
+    /// Closes the connection and reports `ending` once it is freed (see `WebSocketByteStream.close`).
+    private func release(_ ending: WebSocketEnding) {
+        closeTimer?.cancel()
+        (closeTimer, draining) = (nil, nil)
         stream.close { [events] in events(.ended(ending)) }
     }
 }

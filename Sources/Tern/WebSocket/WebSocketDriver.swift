@@ -12,6 +12,8 @@ protocol WebSocketDriver: AnyObject, Sendable {
     /// Ends the socket at once with `error` (a cancel).
     func abort(_ error: TernError)
     func setReadingPaused(_ paused: Bool)
+    /// The code of the close frame the client sent, if it sent one.
+    var sentCloseCode: WebSocketCloseCode? { get }
 }
 
 /// What a socket's driver reports, in order, once each of `.opened` and `.ended`.
@@ -49,6 +51,9 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     private var hasEnded = false
     private var onMessage: (@Sendable (WebSocketMessage) -> Void)?
     private var onClose: (@Sendable (WebSocketCloseCode, String) -> Void)?
+    private let sentClose = Locked<WebSocketCloseCode?>(nil)
+
+    var sentCloseCode: WebSocketCloseCode? { sentClose.withLock { $0 } }
 
     init(
         serving: any WebSocketServing, request: URLRequest, protocols: [String], events: @escaping @Sendable (WebSocketDriverEvent) -> Void
@@ -73,10 +78,7 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
         queue.async { [self] in
             guard !isOpen, !hasEnded else { return }
             if let subprotocol, !protocols.contains(subprotocol) {
-                return end(
-                    .failed(
-                        .webSocketFailed(
-                            code: .protocolError, reason: "the server chose a subprotocol that was not offered: \(subprotocol)")))
+                return end(.failed(.webSocketHandshakeFailed(.unofferedSubprotocol(subprotocol))))
             }
             isOpen = true
             events(.opened(subprotocol: subprotocol))
@@ -133,6 +135,8 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     func close(_ code: WebSocketCloseCode, reason: String) {
         queue.async { [self] in
             guard !hasEnded else { return }
+            guard isOpen else { return end(.failed(.cancelled(.explicit))) }
+            sentClose.withLock { $0 = code }
             onClose?(code, reason)
             end(.closed(code, reason: reason))
         }

@@ -9,8 +9,8 @@ struct WebSocketHandshake: Sendable {
         /// Not `101 Switching Protocols`: the status, headers and body of what it answered instead.
         case status(Int, headers: [String: String])
         /// A 101 that breaks the handshake's rules (a missing upgrade, a wrong accept key, a
-        /// subprotocol or extension that was not offered).
-        case invalid(String)
+        /// subprotocol or extension that was not offered), or an answer that is no HTTP/1.1 head.
+        case invalid(WebSocketHandshakeFailure)
     }
 
     /// The request's `Sec-WebSocket-Key`: 16 random bytes, base64.
@@ -66,18 +66,14 @@ struct WebSocketHandshake: Sendable {
         guard status == 101 else { throw .status(status, headers: headers) }
         var fields: [String: String] = [:]
         for (name, value) in headers { fields[name.lowercased()] = value.trimmingCharacters(in: .whitespaces) }
-        guard fields["upgrade"]?.lowercased() == "websocket" else { throw .invalid("the answer does not upgrade to websocket") }
+        guard fields["upgrade"]?.lowercased() == "websocket" else { throw .invalid(.notUpgraded) }
         guard let connection = fields["connection"],
             connection.lowercased().split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "upgrade" })
-        else { throw .invalid("the answer's Connection header does not say Upgrade") }
-        guard fields["sec-websocket-accept"] == Self.accept(for: key) else {
-            throw .invalid("the answer's Sec-WebSocket-Accept does not match the key sent")
-        }
-        if let extensions = fields["sec-websocket-extensions"], !extensions.isEmpty {
-            throw .invalid("the server accepted an extension that was not offered: \(extensions)")
-        }
+        else { throw .invalid(.notUpgraded) }
+        guard fields["sec-websocket-accept"] == Self.accept(for: key) else { throw .invalid(.wrongAccept) }
+        if let extensions = fields["sec-websocket-extensions"], !extensions.isEmpty { throw .invalid(.unofferedExtension(extensions)) }
         guard let chosen = fields["sec-websocket-protocol"], !chosen.isEmpty else { return nil }
-        guard protocols.contains(chosen) else { throw .invalid("the server chose a subprotocol that was not offered: \(chosen)") }
+        guard protocols.contains(chosen) else { throw .invalid(.unofferedSubprotocol(chosen)) }
         return chosen
     }
 }
@@ -92,17 +88,17 @@ struct RawResponseHead: Sendable, Equatable {
     /// The head at the start of `bytes`; nil while it is incomplete; throws on a malformed one.
     static func parse(_ bytes: [UInt8], limit: Int = 64 << 10) throws(WebSocketHandshake.Refusal) -> RawResponseHead? {
         guard let end = headEnd(bytes) else {
-            if bytes.count > limit { throw .invalid("a response head over \(limit) bytes") }
+            if bytes.count > limit { throw .invalid(.malformedResponse("a response head over \(limit) bytes")) }
             return nil
         }
         let text = String(decoding: bytes[0..<end], as: UTF8.self)
         var lines = text.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
         guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]), (100...599).contains(status)
-        else { throw .invalid("not an HTTP/1.1 response") }
+        else { throw .invalid(.malformedResponse("not an HTTP/1.1 response")) }
         var headers: [String: String] = [:]
         for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":") else { throw .invalid("a malformed header line") }
+            guard let colon = line.firstIndex(of: ":") else { throw .invalid(.malformedResponse("a malformed header line")) }
             let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
             let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
             headers[name] = headers[name].map { $0 + ", " + value } ?? value

@@ -51,16 +51,32 @@ final class WebSocketInbox: Sendable {
         if case .failed(let error) = ending { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
     }
 
-    /// The next message, waiting for one; nil once the socket closed, throws the error it failed with.
+    /// The next message, waiting for one; nil once the socket closed, throws the error it failed
+    /// with. A cancelled task stops waiting with `CancellationError` (the socket runs on; what
+    /// arrives meanwhile waits for the next read).
     func next() async throws -> WebSocketMessage? {
+        try await withTaskCancellationHandler {
+            try await waitForNext()
+        } onCancel: {
+            let waiter = state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    private func waitForNext() async throws -> WebSocketMessage? {
         try await withCheckedThrowingContinuation { continuation in
-            let (taken, ending, resumeReading) = state.withLock { state -> (WebSocketMessage?, WebSocketEnding?, Bool) in
+            enum Now { case wait, message(WebSocketMessage), ended(WebSocketEnding), cancelled }
+            let (now, resumeReading) = state.withLock { state -> (Now, Bool) in
                 guard state.head < state.messages.count else {
-                    guard let ending = state.ending else {
-                        state.waiter = continuation
-                        return (nil, nil, false)
-                    }
-                    return (nil, ending, false)
+                    if let ending = state.ending { return (.ended(ending), false) }
+                    // Checked under the lock: a cancel that came before the waiter was kept found
+                    // none to resume.
+                    if Task.isCancelled { return (.cancelled, false) }
+                    state.waiter = continuation
+                    return (.wait, false)
                 }
                 let message = state.messages[state.head]
                 state.head += 1
@@ -71,15 +87,15 @@ final class WebSocketInbox: Sendable {
                 }
                 let resume = state.isHoldingBack && state.bytes <= limit / 2
                 if resume { state.isHoldingBack = false }
-                return (message, nil, resume)
+                return (.message(message), resume)
             }
             if resumeReading { holdBack(false) }
-            if let taken {
-                continuation.resume(returning: taken)
-            } else if case .failed(let error) = ending {
-                continuation.resume(throwing: error)
-            } else if ending != nil {
-                continuation.resume(returning: nil)
+            switch now {
+            case .wait: break
+            case .message(let message): continuation.resume(returning: message)
+            case .ended(.failed(let error)): continuation.resume(throwing: error)
+            case .ended(.closed): continuation.resume(returning: nil)
+            case .cancelled: continuation.resume(throwing: CancellationError())
             }
         }
     }

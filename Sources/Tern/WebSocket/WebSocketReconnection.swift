@@ -2,11 +2,14 @@ import Foundation
 
 /// Whether and when a WebSocket that ended connects again (`WebSocketOptions.reconnect`).
 ///
-/// A socket reconnects after a failure a new connection may cure — the network dropped
-/// (`.transport`), the connection ended without a close frame, a pong did not come, the server
-/// answered the handshake with a 5xx or 429, or closed with a code other than 1000 and 1001 —
-/// never after the app closed or cancelled it, a normal close by the server, a refused handshake
-/// (4xx) or a protocol violation. Waits grow exponentially from `baseDelay` to `maxDelay`, with
+/// A socket reconnects after an ending a new connection may cure: the network dropped
+/// (`.transport`), the connection ended without a close frame (1006), a pong or the opening
+/// timed out (`.timedOut`), the server answered the handshake with a 5xx or 429, or closed with
+/// 1001 (going away: a restart, a deploy), 1012 (service restart), 1013 (try again later) or 1014
+/// (bad gateway). It never reconnects after the app closed or cancelled it, a passed `deadline`,
+/// 1000 from the server, any other close code (1002, 1003, 1007–1011 and the application's own
+/// 3000–4999: the server meant it), a refused handshake (4xx, a broken 101) or a protocol
+/// violation Tern closed it for. Waits grow exponentially from `baseDelay` to `maxDelay`, with
 /// `jitter`; after `maxAttempts` reconnections in a row the socket ends with the last ending. A
 /// connection that stayed open for `stableAfter` seconds starts the count again (one the server
 /// closes at once does not).
@@ -53,7 +56,7 @@ public struct WebSocketReconnectPolicy: Sendable, Equatable {
     private static func mayCure(_ ending: WebSocketEnding) -> Bool {
         switch ending {
         case .closed(let code, _):
-            return code != .normalClosure && code != .goingAway
+            return [1001, 1012, 1013, 1014].contains(code.rawValue)
         case .failed(.transport), .failed(.timedOut), .failed(.webSocketFailed(.abnormalClosure, _)):
             return true
         case .failed(.unacceptableStatus(let status, _, _, _)):
@@ -87,6 +90,10 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     private var isStopped = false
     private var isPaused = false
     private var waiting: [(message: WebSocketMessage, done: @Sendable (TernError?) -> Void)] = []
+    /// The close code the last connection wrote, read from any thread.
+    private let lastSentClose = Locked<WebSocketCloseCode?>(nil)
+
+    var sentCloseCode: WebSocketCloseCode? { lastSentClose.withLock { $0 } }
 
     init(
         policy: WebSocketReconnectPolicy, make: @escaping Make, start: @escaping @Sendable (any WebSocketDriver) -> Void,
@@ -119,7 +126,8 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
         queue.async { [self] in
             guard !isStopped else { return }
             isStopped = true
-            if let current { current.close(code, reason: reason) } else { finish(.closed(code, reason: reason)) }
+            // Between connections nothing is open to close: the socket ends as cancelled.
+            if let current { current.close(code, reason: reason) } else { finish(.failed(.cancelled(.explicit))) }
         }
     }
 
@@ -163,6 +171,8 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
         case .message, .reconnecting:
             events(event)
         case .ended(let ending):
+            let sent = current?.sentCloseCode
+            lastSentClose.withLock { $0 = sent }
             current = nil
             if let openedAt, DispatchTime.now().uptimeNanoseconds - openedAt.uptimeNanoseconds >= UInt64(policy.stableAfter * 1e9) {
                 failures = 0

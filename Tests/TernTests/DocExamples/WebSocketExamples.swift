@@ -23,14 +23,19 @@ func liveOptions() -> WebSocketOptions {
 }
 
 func liveWithClosures(api: Client) {
-    let socket = api.webSocket(Request<Data>("live/temperatures")) { event in
+    api.webSocket(Request<Data>("live/temperatures")) { socket, event in
         switch event {
-        case .opened(let subprotocol): print("open", subprotocol ?? "-")
+        case .opened(let subprotocol):
+            print("open", subprotocol ?? "-")
+            socket.send("subscribe") { error in if let error { print(error) } }
         case .message(.text(let text)): print(text)
         case .message(.data(let data)): print(data.count, "bytes")
         case .reconnecting(let attempt, let delay): print("reconnecting", attempt, "in", delay, "s")
         case .ended(let ending): print(ending)
         }
     }
-    socket.send("subscribe") { error in if let error { print(error) } }
+}
+
+func resubscribing(to socket: WebSocket) async {
+    for await _ in socket.openings() { try? await socket.send("subscribe") }
 }

@@ -22,6 +22,9 @@ enum TestServers {
     /// The hostile WebSocket fixture (`scripts/fixture_websocket.py`): malformed frames, broken
     /// handshakes, stalls.
     static func webSocketFixture() throws -> String { try address("TERN_WEBSOCKET_FIXTURE_URL") }
+    /// The same fixture on a port of its own, for tests that stall openings on purpose (a host of
+    /// its own to the one-connect-per-host rule, so no other test waits behind them).
+    static func webSocketStallFixture() throws -> String { try address("TERN_WEBSOCKET_STALL_URL") }
 
     /// nginx over TLS with HTTP/2 (ALPN), the TLS fixture's certificate; `/tiny.json`, `/status`.
     static func h2() throws -> String { try address("TERN_H2_URL") }

@@ -31,15 +31,6 @@ import Testing
         #expect(sent == code, "\(path): \(reason)")
     }
 
-    @Test(arguments: ["badaccept", "noupgrade", "extension", "subprotocol"])
-    func aHandshakeThatBreaksTheRulesFails(_ path: String) async throws {
-        guard case .webSocketFailed(.protocolError, let reason)? = try await Self.failure(path) else {
-            Issue.record("\(path): not a protocol failure")
-            return
-        }
-        #expect(!reason.isEmpty)
-    }
-
     @Test func fragmentsWithAPingBetweenThemMakeOneMessageAndThePingIsAnswered() async throws {
         let socket = try Self.socket("fragmented")
         try await WebSocketTests.within { () async throws -> Void in

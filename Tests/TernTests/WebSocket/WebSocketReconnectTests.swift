@@ -9,15 +9,15 @@ import Testing
 @Suite struct WebSocketReconnectTests {
     static let quick = WebSocketReconnectPolicy(maxAttempts: 2, baseDelay: 0.05, maxDelay: 0.1, jitter: 0)
 
-    @Test func aServerErrorCloseReconnectsUntilThePolicyGivesUp() async throws {
+    @Test func aServiceRestartCloseReconnectsUntilThePolicyGivesUp() async throws {
         let client = try WebSocketTests.client()
         let events = Locked<[WebSocketEvent]>([])
         let socket = client.webSocket(
-            Request<Data>("close", query: ["code": 1011, "reason": "restarting"]),
+            Request<Data>("close", query: ["code": 1012, "reason": "restarting"]),
             options: WebSocketOptions(reconnect: Self.quick)
-        ) { event in events.withLock { $0.append(event) } }
+        ) { _, event in events.withLock { $0.append(event) } }
         let ending = try await WebSocketTests.within { await socket.ended() }
-        #expect(ending == .closed(.internalServerError, reason: "restarting"))
+        #expect(ending == .closed(WebSocketCloseCode(rawValue: 1012), reason: "restarting"))
         #expect(await eventually { events.withLock { $0.last } == .ended(ending) })
         #expect(
             events.withLock { $0 } == [

@@ -158,7 +158,7 @@ import Testing
     @Test func eventsArriveInOrderOnTheCallbackQueueAndEndOnce() async throws {
         let client = try WebSocketTests.client { $0.callbackQueue = .queue(DispatchQueue(label: "callbacks")) }
         let events = Locked<[WebSocketEvent]>([])
-        let socket = client.webSocket(Request<Data>("echo"), options: WebSocketOptions(protocols: ["v2"])) { event in
+        let socket = client.webSocket(Request<Data>("echo"), options: WebSocketOptions(protocols: ["v2"])) { _, event in
             dispatchPrecondition(condition: .notOnQueue(.main))
             events.withLock { $0.append(event) }
         }

@@ -91,6 +91,7 @@ final class ClientStatistics: Sendable {
         case .pinningFailed: "pinningFailed"
         case .unsupportedConfiguration: "unsupportedConfiguration"
         case .webSocketFailed: "webSocketFailed"
+        case .webSocketHandshakeFailed: "webSocketHandshakeFailed"
         case .requestBodyFailed: "requestBodyFailed"
         }
     }

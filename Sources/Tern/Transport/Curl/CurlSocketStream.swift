@@ -32,6 +32,8 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private var writer: DispatchSourceWrite?
     private var isWriterRunning = false
     private var isReaderPaused = false
+    /// Shut down for writing once what is pending is written (`finishWriting`).
+    private var finishesWriting = false
     private var pending: [(bytes: Data, offset: Int, written: @Sendable (URLError?) -> Void)] = []
     private var events: (@Sendable (WebSocketStreamEvent) -> Void)?
     private var hasEnded = false
@@ -105,6 +107,18 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
         pending.append((bytes, 0, written))
         // While the socket is full, the writer's source flushes once it has room.
         if !isWriterRunning { flush() }
+    }
+
+    func finishWriting() {
+        finishesWriting = true
+        if pending.isEmpty { shutDownWriting() }
+    }
+
+    /// The FIN after the last byte: on a socket Tern holds; a TLS connection stays libcurl's, which
+    /// has no half-close, so there reading on to the server's close is what keeps it graceful.
+    private func shutDownWriting() {
+        guard socket >= 0 else { return }
+        _ = shutdown(socket, Int32(SHUT_WR))
     }
 
     func setReadingPaused(_ paused: Bool) {
@@ -212,6 +226,7 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
             first.written(nil)
         }
         waitForRoom(false)
+        if finishesWriting { shutDownWriting() }
     }
 
     private func waitForRoom(_ waiting: Bool) {
