@@ -184,8 +184,9 @@ finish_passes() {
 # completion's captures go. CurlDescriptorLimitTests holds 1,100 descriptors, which
 # would crowd every other test's. StreamingTests checks how much a paused exchange buffers
 # within a second, which a loop starved by the parallel pass cannot keep either; and
-# WebSocketConnectTests counts the process's threads while sixty sockets connect.
-heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|OutboxCrashTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests|WebSocketConnectTests'
+# WebSocketConnectTests counts the process's threads while sixty sockets connect, and
+# WebSocketEndingTests times stalled openings against their timeout and deadline (± 0.5 s).
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|OutboxCrashTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests|WebSocketConnectTests|WebSocketEndingTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
 all_heavy="\.($heavy_suites|LifecycleStressTests)/"

@@ -31,7 +31,7 @@ final class WebSocketInbox: Sendable {
                 return (waiter, false)
             }
             state.messages.append(message)
-            state.bytes += Self.size(message)
+            state.bytes += message.byteCount
             guard state.bytes > limit, !state.isHoldingBack else { return (nil, false) }
             state.isHoldingBack = true
             return (nil, true)
@@ -80,7 +80,7 @@ final class WebSocketInbox: Sendable {
                 }
                 let message = state.messages[state.head]
                 state.head += 1
-                state.bytes -= Self.size(message)
+                state.bytes -= message.byteCount
                 if state.head == state.messages.count {
                     state.messages.removeAll(keepingCapacity: true)
                     state.head = 0
@@ -97,13 +97,6 @@ final class WebSocketInbox: Sendable {
             case .ended(.closed): continuation.resume(returning: nil)
             case .cancelled: continuation.resume(throwing: CancellationError())
             }
-        }
-    }
-
-    private static func size(_ message: WebSocketMessage) -> Int {
-        switch message {
-        case .text(let text): text.utf8.count
-        case .data(let data): data.count
         }
     }
 }

@@ -7,6 +7,14 @@ public enum WebSocketMessage: Sendable, Hashable {
     case text(String)
     /// A binary message.
     case data(Data)
+
+    /// The payload's size in bytes (text as UTF-8): what buffers and progress count.
+    var byteCount: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .data(let data): data.count
+        }
+    }
 }
 
 /// A WebSocket close code (RFC 6455 §7.4): why a connection ended.

@@ -44,7 +44,7 @@ final class WebSocketMonitor: Sendable {
     /// The app's `message` went to the connection.
     func sent(_ message: WebSocketMessage) {
         let total = tally.withLock {
-            $0.sent += Int64(Self.size(of: message))
+            $0.sent += Int64(message.byteCount)
             return $0.sent
         }
         channel.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: nil)))
@@ -66,7 +66,7 @@ final class WebSocketMonitor: Sendable {
             }
         case .message(let message):
             let total = tally.withLock {
-                $0.received += Int64(Self.size(of: message))
+                $0.received += Int64(message.byteCount)
                 return $0.received
             }
             channel.send(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)))
@@ -93,12 +93,5 @@ final class WebSocketMonitor: Sendable {
                     statusCode: tally.opened ? 101 : nil, error: error, source: tally.opened ? .network : nil,
                     duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
                     attempts: tally.attempts, redirects: 0, bytes: Int(clamping: tally.received), body: nil)))
-    }
-
-    private static func size(of message: WebSocketMessage) -> Int {
-        switch message {
-        case .text(let text): text.utf8.count
-        case .data(let data): data.count
-        }
     }
 }
