@@ -15,12 +15,19 @@ fault:
                     client's close frame arrives (answered, then the connection closed); the
                     close code it carried is kept for X
   /report?id=X      sends one text message: the close code kept for X, or "none"
+With permessage-deflate agreed (the answer says so whatever the client offered):
+  /deflatehello     "hello" compressed (RSV1), then "plain" uncompressed
+  /deflatebomb      one compressed binary message that inflates to 1 GiB of zeros (~1 MB sent)
+  /deflategarbage   RSV1 on bytes that are not deflate data
+  /deflatecontinuation  a compressed message whose continuation frame also has RSV1
+  /deflatebadparam  agrees with server_max_window_bits=20, outside 8-15
 """
 import argparse
 import asyncio
 import base64
 import hashlib
 import struct
+import zlib
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -52,6 +59,26 @@ async def read_frame(reader):
     mask = await reader.readexactly(4) if second & 0x80 else b"\0\0\0\0"
     payload = bytes(b ^ mask[i % 4] for i, b in enumerate(await reader.readexactly(n)))
     return first & 0x0F, payload
+
+
+def deflated(data):
+    """`data` as a permessage-deflate payload: raw deflate, flushed, without the 00 00 FF FF tail."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return (compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+
+
+bomb_payload = None
+
+
+def deflate_bomb():
+    """1 GiB of zeros deflated, made once (a few seconds) and kept."""
+    global bomb_payload
+    if bomb_payload is None:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+        zeros = bytes(1 << 20)
+        parts = [compressor.compress(zeros) for _ in range(1024)]
+        bomb_payload = (b"".join(parts) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    return bomb_payload
 
 
 # The close code each /flood connection received, by its id ("none" until one arrives).
@@ -120,6 +147,10 @@ async def handle(reader, writer):
             response["Sec-WebSocket-Extensions"] = "permessage-deflate"
         elif path == "/subprotocol":
             response["Sec-WebSocket-Protocol"] = "never-offered"
+        elif path == "/deflatebadparam":
+            response["Sec-WebSocket-Extensions"] = "permessage-deflate; server_max_window_bits=20"
+        elif path.startswith("/deflate"):
+            response["Sec-WebSocket-Extensions"] = "permessage-deflate"
         text = "HTTP/1.1 101 Switching Protocols\r\n" + "".join(f"{k}: {v}\r\n" for k, v in response.items()) + "\r\n"
         writer.write(text.encode())
         faults = {
@@ -129,7 +160,12 @@ async def handle(reader, writer):
             "/bigping": frame(0x9, b"x" * 126),
             "/badutf8": frame(0x1, b"\xc0\x80"),
             "/badclose": frame(0x8, struct.pack("!H", 1005)),
+            "/deflatehello": frame(0x1, deflated(b"hello"), rsv=0x40) + frame(0x1, b"plain"),
+            "/deflategarbage": frame(0x1, b"\xff\xfe\xfd not deflate", rsv=0x40),
+            "/deflatecontinuation": frame(0x1, deflated(b"he"), fin=False, rsv=0x40) + frame(0x0, deflated(b"llo"), rsv=0x40),
         }
+        if path == "/deflatebomb":
+            faults[path] = frame(0x2, deflate_bomb(), rsv=0x40)
         if path in faults:
             writer.write(faults[path])
         elif path == "/fragmented":

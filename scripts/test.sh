@@ -74,7 +74,8 @@ wait_for() {
 }
 # The reference WebSocket server (the websockets package), for the WebSocket tests.
 websocket_port=$(free_port)
-"$python" scripts/websocket_server.py --port "$websocket_port" >"$logs/websocket.log" 2>&1 &
+websocket_no_takeover_port=$(free_port)
+"$python" scripts/websocket_server.py --port "$websocket_port" --second-port "$websocket_no_takeover_port" >"$logs/websocket.log" 2>&1 &
 pids+=($!)
 # And a hostile one: malformed frames, broken handshakes, stalls.
 websocket_fixture_port=$(free_port)
@@ -114,6 +115,7 @@ python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.ar
 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 5).close()" "$websocket_fixture_port" \
     || { echo "the WebSocket fixture did not start; log:" >&2; cat "$logs/fixture-websocket.log" >&2; exit 1; }
 export TERN_WEBSOCKET_URL="ws://127.0.0.1:$websocket_port"
+export TERN_WEBSOCKET_NO_TAKEOVER_URL="ws://127.0.0.1:$websocket_no_takeover_port"
 export TERN_WEBSOCKET_FIXTURE_URL="ws://127.0.0.1:$websocket_fixture_port"
 export TERN_WEBSOCKET_STALL_URL="ws://127.0.0.1:$websocket_stall_port"
 export TERN_PROXY_PORT="$proxy_port"
@@ -185,8 +187,9 @@ finish_passes() {
 # would crowd every other test's. StreamingTests checks how much a paused exchange buffers
 # within a second, which a loop starved by the parallel pass cannot keep either; and
 # WebSocketConnectTests counts the process's threads while sixty sockets connect, and
-# WebSocketEndingTests times stalled openings against their timeout and deadline (± 0.5 s).
-heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|OutboxCrashTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests|WebSocketConnectTests|WebSocketEndingTests'
+# WebSocketEndingTests times stalled openings against their timeout and deadline (± 0.5 s), and
+# WebSocketDeflateTests reads the process's memory around a deflate bomb.
+heavy_suites='LargeDownloadTests|LargeUploadTests|LimitTests|SizeLimitMemoryTests|FaultInjectionTests|StressTests|CrashSafetyTests|OutboxCrashTests|TimeoutTests|MetricsTests|StreamingTests|CurlDescriptorLimitTests|CaptureReleaseTests|WebSocketConnectTests|WebSocketEndingTests|WebSocketDeflateTests'
 heavy="\.($heavy_suites)/"
 stress='\.LifecycleStressTests/'
 all_heavy="\.($heavy_suites|LifecycleStressTests)/"

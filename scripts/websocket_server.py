@@ -7,6 +7,11 @@ RFC 6455 implementation), on 127.0.0.1 only. Paths:
   /headers               sends the upgrade request's headers as one JSON text message, then echoes
   /reject                answers 403 with a body instead of upgrading
   /silent                completes the handshake, then never answers (not even pings)
+  /extensions            sends the Sec-WebSocket-Extensions the server agreed to ("" for none) as one
+                         text message, then echoes
+Both ports offer permessage-deflate to a client that asks: the first with the package's defaults
+(context takeover both ways), the second (--second-port) with no context takeover either way and
+the smallest windows (server 9 bits, client 8).
 Subprotocols offered by a client are chosen from "v2" and "chat", first match.
 """
 import argparse
@@ -16,6 +21,7 @@ from http import HTTPStatus
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve
+from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
 
 
 async def handler(connection):
@@ -33,6 +39,8 @@ async def handler(connection):
     else:
         if url.path == "/headers":
             await connection.send(json.dumps(dict(connection.request.headers.raw_items())))
+        elif url.path == "/extensions":
+            await connection.send(connection.response.headers.get("Sec-WebSocket-Extensions", ""))
         async for message in connection:
             await connection.send(message)
 
@@ -50,15 +58,21 @@ def select_subprotocol(connection, offered):
     return None
 
 
-async def main(port):
-    async with serve(
-        handler, "127.0.0.1", port, process_request=process_request, select_subprotocol=select_subprotocol,
-        max_size=64 << 20, ping_interval=None,
-    ) as server:
-        await server.serve_forever()
+async def main(port, second_port):
+    common = dict(process_request=process_request, select_subprotocol=select_subprotocol, max_size=64 << 20, ping_interval=None)
+    async with serve(handler, "127.0.0.1", port, **common) as server:
+        if not second_port:
+            await server.serve_forever()
+            return
+        no_takeover = ServerPerMessageDeflateFactory(
+            server_no_context_takeover=True, client_no_context_takeover=True, server_max_window_bits=9, client_max_window_bits=8)
+        async with serve(handler, "127.0.0.1", second_port, extensions=[no_takeover], **common) as second:
+            await asyncio.gather(server.serve_forever(), second.serve_forever())
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    asyncio.run(main(parser.parse_args().port))
+    parser.add_argument("--second-port", type=int)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.port, arguments.second_port))

@@ -98,15 +98,47 @@ enum WebSocketBench {
         print("\n| workload | Tern's CPU µs per round trip, minimal server | TCP, Tern's stream | stream / WebSocket |")
         print("|---|---|---|---|")
         for row in cpuRows { print(row) }
+        try await deflateRows(setup, rounds: rounds, scale: scale, client: client)
+    }
+
+    /// 1 KB JSON echoed with permessage-deflate against without, on the `websockets` server (which
+    /// agrees to it), interleaved: round trips per second and this process's CPU per round trip.
+    static func deflateRows(_ setup: Setup, rounds: Int, scale: Double, client: Client) async throws {
+        let workload = Workload(name: "ws-echo-1k-json", sockets: 1, count: max(50, Int(4_000 * scale)), size: 1_024)
+        var record = #"{"city": "101010100", "temperature": 3.4, "observed": "14:03:21"}, "#
+        record = String(repeating: record, count: 1_024 / record.utf8.count + 1)
+        let json = WebSocketMessage.text(String(record.prefix(1_024)))
+        var timings: [WebSocketCompression: [(seconds: Double, cpu: Double)]] = [:]
+        for round in 0..<rounds {
+            let order: [WebSocketCompression] =
+                round.isMultiple(of: 2) ? [.disabled, .permessageDeflate] : [.permessageDeflate, .disabled]
+            for compression in order {
+                timings[compression, default: []].append(
+                    try await echo(client, setup.url, workload, message: json, compression: compression))
+            }
+        }
+        print("\n| workload | compression | round trips/s | Tern's CPU µs per round trip |")
+        print("|---|---|---|---|")
+        for (compression, name) in [(WebSocketCompression.disabled, "none"), (.permessageDeflate, "permessage-deflate")] {
+            let runs = timings[compression] ?? []
+            let messages = Double(workload.count)
+            print(
+                "| \(workload.name) | \(name) | \(format(messages / runs.map(\.seconds).median)) | "
+                    + "\(format(runs.map(\.cpu).median / messages * 1e6)) |")
+        }
     }
 
     /// Seconds for Tern's sockets to echo the workload (opening them is not timed), and the CPU
     /// seconds this process spent meanwhile (the servers are other processes).
-    static func echo(_ client: Client, _ url: String, _ workload: Workload) async throws -> (seconds: Double, cpu: Double) {
-        let payload = Data((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) })
+    static func echo(
+        _ client: Client, _ url: String, _ workload: Workload, message: WebSocketMessage? = nil,
+        compression: WebSocketCompression = .disabled
+    ) async throws -> (seconds: Double, cpu: Double) {
+        let payload = message ?? .data(Data((0..<workload.size).map { UInt8(truncatingIfNeeded: $0 % 251) }))
         var sockets: [WebSocket] = []
         for _ in 0..<workload.sockets {
-            let socket = client.webSocket(Request<Data>(url), options: WebSocketOptions(maximumMessageSize: 64 << 20))
+            let options = WebSocketOptions(maximumMessageSize: 64 << 20, compression: compression)
+            let socket = client.webSocket(Request<Data>(url), options: options)
             try await socket.opened()
             sockets.append(socket)
         }
@@ -117,7 +149,7 @@ enum WebSocketBench {
                     var messages = socket.messages.makeAsyncIterator()
                     for _ in 0..<workload.count {
                         try await socket.send(payload)
-                        guard case .data(let echoed)? = try await messages.next(), echoed.count == payload.count else {
+                        guard let echoed = try await messages.next(), echoed.byteCount == payload.byteCount else {
                             throw TernError.webSocketFailed(code: .protocolError, reason: "the echo did not match")
                         }
                     }

@@ -54,7 +54,9 @@ final class WebSocketConnection: @unchecked Sendable {
     private var closeSent: (code: WebSocketCloseCode, reason: String)?
     /// Bytes accepted by `send` and not yet written, and whether `send` may accept more without
     /// the queue (only while open: before, messages wait for the handshake; after, they fail).
-    private let sendBuffer = Locked((bytes: 0, isOpen: false))
+    private let sendBuffer = Locked((bytes: 0, isOpen: false, deflates: false))
+    /// The agreed permessage-deflate, set when the socket opens; nil when none was.
+    private var deflate: WebSocketDeflate?
     /// How the socket ended, once it has: what a write the end cut short reports.
     private var ending: WebSocketEnding?
     /// One socket to a host connects at a time (RFC 6455 §4.1): its place there until it opens or ends.
@@ -74,7 +76,7 @@ final class WebSocketConnection: @unchecked Sendable {
         self.headers = headers
         self.options = options
         self.events = events
-        handshake = WebSocketHandshake(protocols: options.protocols)
+        handshake = WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate)
         reader = WebSocketMessageReader(maximumMessageSize: options.maximumMessageSize, maximumFrameSize: options.maximumMessageSize)
     }
 
@@ -102,12 +104,12 @@ final class WebSocketConnection: @unchecked Sendable {
     /// room for it (a write that fails later ends the socket); else once it is written, or with
     /// why it was not.
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
-        let frames: Data
-        switch message {
-        case .text(let text): frames = Self.frames(.text, Data(text.utf8))
-        case .data(let data): frames = Self.frames(.binary, data)
-        }
-        let size = frames.count
+        // Compressed messages are framed on the queue, in the order they are written: the
+        // compressor's window runs across messages. The others are framed on the caller's thread.
+        let deflates = sendBuffer.withLock { $0.deflates }
+        let framed = deflates ? nil : Self.frames(message)
+        let size = framed?.count ?? message.byteCount
+        let frames: @Sendable () -> Data = { [self] in framed ?? Self.frames(message, deflate: deflate) }
         let accepted = sendBuffer.withLock { buffer in
             guard buffer.isOpen, buffer.bytes == 0 || buffer.bytes + size <= options.sendBufferSize else { return false }
             buffer.bytes += size
@@ -115,9 +117,9 @@ final class WebSocketConnection: @unchecked Sendable {
         }
         if accepted {
             done(nil)
-            queue.async { [self] in write(frames) { [sendBuffer] _ in sendBuffer.withLock { $0.bytes -= size } } }
+            queue.async { [self] in write(frames()) { [sendBuffer] _ in sendBuffer.withLock { $0.bytes -= size } } }
         } else {
-            queue.async { [self] in write(frames, done: done) }
+            queue.async { [self] in write(frames(), done: done) }
         }
     }
 
@@ -197,6 +199,15 @@ final class WebSocketConnection: @unchecked Sendable {
             headBytes = []
             do {
                 let chosen = try handshake.check(status: head.status, headers: head.headers)
+                if let agreed = WebSocketHandshake.agreedDeflate(head.headers) {
+                    do {
+                        deflate = try WebSocketDeflate(agreed)
+                    } catch {
+                        return end(.failed(error))
+                    }
+                    reader.deflate = deflate
+                    sendBuffer.withLock { $0.deflates = true }
+                }
                 phase = .open
                 stopOpeningClocks()
                 leaveGate()
@@ -297,8 +308,20 @@ final class WebSocketConnection: @unchecked Sendable {
         stream.write(frame.encoded(mask: WebSocketMaskKeys.next())) { _ in }
     }
 
-    /// `payload` as frames of at most `fragmentSize` bytes, each with its own mask.
-    static func frames(_ opcode: WebSocketFrame.Opcode, _ payload: Data) -> Data {
+    /// `message` as the frames that carry it, compressed with `deflate` when given.
+    static func frames(_ message: WebSocketMessage, deflate: WebSocketDeflate? = nil) -> Data {
+        let (opcode, payload): (WebSocketFrame.Opcode, Data)
+        switch message {
+        case .text(let text): (opcode, payload) = (.text, Data(text.utf8))
+        case .data(let data): (opcode, payload) = (.binary, data)
+        }
+        guard let deflate else { return frames(opcode, payload) }
+        return frames(opcode, deflate.compress(payload), compressed: true)
+    }
+
+    /// `payload` as frames of at most `fragmentSize` bytes, each with its own mask; the first with
+    /// RSV1 when `compressed`.
+    static func frames(_ opcode: WebSocketFrame.Opcode, _ payload: Data, compressed: Bool = false) -> Data {
         var fragments: [(isFinal: Bool, opcode: WebSocketFrame.Opcode, payload: Data.SubSequence)] = []
         var start = payload.startIndex
         repeat {
@@ -306,7 +329,7 @@ final class WebSocketConnection: @unchecked Sendable {
             fragments.append((end == payload.endIndex, start == payload.startIndex ? opcode : .continuation, payload[start..<end]))
             start = end
         } while start < payload.endIndex
-        return WebSocketFrame.encode(fragments, masks: WebSocketMaskKeys.next)
+        return WebSocketFrame.encode(fragments, compressed: compressed, masks: WebSocketMaskKeys.next)
     }
 
     static func closePayload(_ code: WebSocketCloseCode, _ reason: String) -> Data {

@@ -15,6 +15,8 @@ struct WebSocketFrame: Sendable, Equatable {
     var isFinal: Bool
     var opcode: Opcode
     var payload: Data
+    /// RSV1 on a message's first frame: its payload is deflated (permessage-deflate).
+    var isCompressed = false
 
     /// The bytes of this frame as a client sends it: masked with `mask` (§5.3; a fresh, random
     /// key per frame), its length in the shortest of the three forms.
@@ -24,7 +26,10 @@ struct WebSocketFrame: Sendable, Equatable {
 
     /// `fragments` as the frames a client sends, one after another in one allocation: each masked
     /// with a key from `masks` while its payload is copied in (one pass over the bytes).
-    static func encode(_ fragments: [(isFinal: Bool, opcode: Opcode, payload: Data.SubSequence)], masks: () -> UInt32) -> Data {
+    /// With `compressed`, the first frame carries RSV1 (permessage-deflate, RFC 7692 §6).
+    static func encode(
+        _ fragments: [(isFinal: Bool, opcode: Opcode, payload: Data.SubSequence)], compressed: Bool = false, masks: () -> UInt32
+    ) -> Data {
         let total = fragments.reduce(0) { $0 + headerSize(forPayload: $1.payload.count) + $1.payload.count }
         // Out of memory traps here as every Swift allocation does.
         guard let base = malloc(total) else { preconditionFailure("no memory for a WebSocket frame of \(total) bytes") }
@@ -32,7 +37,8 @@ struct WebSocketFrame: Sendable, Equatable {
         for fragment in fragments {
             let count = fragment.payload.count
             let mask = masks()
-            base.storeBytes(of: (fragment.isFinal ? 0x80 : 0) | fragment.opcode.rawValue, toByteOffset: offset, as: UInt8.self)
+            let rsv1: UInt8 = compressed && offset == 0 ? 0x40 : 0
+            base.storeBytes(of: (fragment.isFinal ? 0x80 : 0) | rsv1 | fragment.opcode.rawValue, toByteOffset: offset, as: UInt8.self)
             offset += 1
             // The length: in the second byte, or 126 / 127 there and 2 / 8 bytes after it.
             let (marker, lengthBytes): (UInt8, Int) = count <= 125 ? (UInt8(count), 0) : count <= 0xFFFF ? (126, 2) : (127, 8)
@@ -123,18 +129,21 @@ struct WebSocketViolation: Error, Sendable, Equatable {
 }
 
 /// Reads the frames a server sends from the bytes as they arrive, checking each against RFC 6455
-/// §5: no reserved bits (no extension was negotiated), no reserved opcodes, no mask (a server
+/// §5: no reserved bits (but RSV1 on a message's first frame once permessage-deflate is agreed),
+/// no reserved opcodes, no mask (a server
 /// never masks), control frames final and at most 125 bytes, a length in its shortest form's
 /// range, and none over `maximumFrameSize`.
 /// Thread safety: a value type, fed from one thread at a time.
 struct WebSocketFrameReader: Sendable {
     /// The largest payload a frame may have; a longer one is a 1009 violation.
     let maximumFrameSize: Int
+    /// Whether RSV1 may mark a compressed message (permessage-deflate was agreed).
+    var allowsCompression = false
     private var buffer: [UInt8] = []
     private var consumed = 0
     /// A large frame whose header has been read: its payload is collected here as it arrives,
     /// straight into the buffer it is handed over in, not through `buffer`.
-    private var collecting: (isFinal: Bool, opcode: WebSocketFrame.Opcode, payload: Data, length: Int)?
+    private var collecting: (isFinal: Bool, opcode: WebSocketFrame.Opcode, payload: Data, length: Int, isCompressed: Bool)?
     /// Frames at least this large are collected in their own buffer.
     static let collectedFrameSize = 1 << 16
 
@@ -170,14 +179,18 @@ struct WebSocketFrameReader: Sendable {
         if let frame = collecting {
             guard frame.payload.count == frame.length else { return nil }
             collecting = nil
-            return WebSocketFrame(isFinal: frame.isFinal, opcode: frame.opcode, payload: frame.payload)
+            return WebSocketFrame(isFinal: frame.isFinal, opcode: frame.opcode, payload: frame.payload, isCompressed: frame.isCompressed)
         }
         let available = buffer.count - consumed
         guard available >= 2 else { return nil }
         let first = buffer[consumed], second = buffer[consumed + 1]
-        guard first & 0x70 == 0 else { throw WebSocketViolation(code: .protocolError, reason: "reserved bits set") }
+        let isCompressed = first & 0x70 == 0x40 && allowsCompression
+        guard first & 0x70 == 0 || isCompressed else { throw WebSocketViolation(code: .protocolError, reason: "reserved bits set") }
         guard let opcode = WebSocketFrame.Opcode(rawValue: first & 0x0F) else {
             throw WebSocketViolation(code: .protocolError, reason: "reserved opcode \(first & 0x0F)")
+        }
+        if isCompressed, opcode.isControl || opcode == .continuation {
+            throw WebSocketViolation(code: .protocolError, reason: "RSV1 on a control or continuation frame")
         }
         guard second & 0x80 == 0 else { throw WebSocketViolation(code: .protocolError, reason: "a masked frame from the server") }
         let isFinal = first & 0x80 != 0
@@ -208,12 +221,12 @@ struct WebSocketFrameReader: Sendable {
                 var payload = Data(capacity: Int(length))
                 payload.append(contentsOf: buffer[(consumed + headerLength)...])
                 consumed = buffer.count
-                collecting = (isFinal, opcode, payload, Int(length))
+                collecting = (isFinal, opcode, payload, Int(length), isCompressed)
             }
             return nil
         }
         let payload = Data(buffer[(consumed + headerLength)..<(consumed + total)])
         consumed += total
-        return WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload)
+        return WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload, isCompressed: isCompressed)
     }
 }

@@ -17,10 +17,13 @@ struct WebSocketHandshake: Sendable {
     let key: String
     /// The subprotocols offered, in order of preference.
     let protocols: [String]
+    /// Whether permessage-deflate is offered (`WebSocketDeflate.offer`).
+    let offersDeflate: Bool
 
     /// A handshake with a fresh key.
-    init(protocols: [String], key: String? = nil) {
+    init(protocols: [String], offersDeflate: Bool = false, key: String? = nil) {
         self.protocols = protocols
+        self.offersDeflate = offersDeflate
         self.key = key ?? Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }).base64EncodedString()
     }
 
@@ -49,6 +52,7 @@ struct WebSocketHandshake: Sendable {
             "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13",
         ]
         if !protocols.isEmpty { lines.append("Sec-WebSocket-Protocol: \(protocols.joined(separator: ", "))") }
+        if offersDeflate { lines.append("Sec-WebSocket-Extensions: \(WebSocketDeflate.offer)") }
         let owned: Set<String> = [
             "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol",
             "sec-websocket-extensions", "content-length", "transfer-encoding",
@@ -60,8 +64,8 @@ struct WebSocketHandshake: Sendable {
     }
 
     /// Checks the server's answer, `status` with `headers` (names in any case): the subprotocol it
-    /// chose (nil for none), or why the answer opens no WebSocket. No extension is offered, so
-    /// none may be accepted.
+    /// chose (nil for none), or why the answer opens no WebSocket. The only extension that may be
+    /// accepted is permessage-deflate, when offered (`agreedDeflate`).
     func check(status: Int, headers: [String: String]) throws(Refusal) -> String? {
         guard status == 101 else { throw .status(status, headers: headers) }
         var fields: [String: String] = [:]
@@ -71,10 +75,23 @@ struct WebSocketHandshake: Sendable {
             connection.lowercased().split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "upgrade" })
         else { throw .invalid(.notUpgraded) }
         guard fields["sec-websocket-accept"] == Self.accept(for: key) else { throw .invalid(.wrongAccept) }
-        if let extensions = fields["sec-websocket-extensions"], !extensions.isEmpty { throw .invalid(.unofferedExtension(extensions)) }
+        if let extensions = fields["sec-websocket-extensions"], !extensions.isEmpty {
+            guard offersDeflate else { throw .invalid(.unofferedExtension(extensions)) }
+            do { _ = try WebSocketDeflate.parameters(from: extensions) } catch { throw .invalid(error) }
+        }
         guard let chosen = fields["sec-websocket-protocol"], !chosen.isEmpty else { return nil }
         guard protocols.contains(chosen) else { throw .invalid(.unofferedSubprotocol(chosen)) }
         return chosen
+    }
+}
+
+extension WebSocketHandshake {
+    /// The permessage-deflate parameters a checked answer's `headers` agreed to; nil for none.
+    static func agreedDeflate(_ headers: [String: String]) -> WebSocketDeflate.Parameters? {
+        guard let answer = headers.first(where: { $0.key.lowercased() == "sec-websocket-extensions" })?.value, !answer.isEmpty else {
+            return nil
+        }
+        return try? WebSocketDeflate.parameters(from: answer)
     }
 }
 

@@ -9,7 +9,7 @@ public enum WebSocketMessage: Sendable, Hashable {
     case data(Data)
 
     /// The payload's size in bytes (text as UTF-8): what buffers and progress count.
-    var byteCount: Int {
+    public var byteCount: Int {
         switch self {
         case .text(let text): text.utf8.count
         case .data(let data): data.count

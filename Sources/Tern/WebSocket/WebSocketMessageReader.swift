@@ -16,8 +16,12 @@ struct WebSocketMessageReader: Sendable {
     /// The largest message, all fragments together; a longer one is a 1009 violation.
     let maximumMessageSize: Int
     private var frames: WebSocketFrameReader
-    /// The message being reassembled: its kind and the fragments so far.
-    private var partial: (opcode: WebSocketFrame.Opcode, payload: Data)?
+    /// The message being reassembled: its kind, the fragments so far, whether it is compressed.
+    private var partial: (opcode: WebSocketFrame.Opcode, payload: Data, isCompressed: Bool)?
+    /// The agreed permessage-deflate, which inflates compressed messages; nil when none was.
+    var deflate: WebSocketDeflate? {
+        didSet { frames.allowsCompression = deflate != nil }
+    }
 
     init(maximumMessageSize: Int, maximumFrameSize: Int) {
         self.maximumMessageSize = maximumMessageSize
@@ -41,8 +45,8 @@ struct WebSocketMessageReader: Sendable {
                 guard partial == nil else {
                     throw WebSocketViolation(code: .protocolError, reason: "a new message before the last one's final fragment")
                 }
-                if frame.isFinal { return try Self.message(frame.opcode, frame.payload) }
-                partial = (frame.opcode, frame.payload)
+                if frame.isFinal { return try message(frame.opcode, frame.payload, isCompressed: frame.isCompressed) }
+                partial = (frame.opcode, frame.payload, frame.isCompressed)
             case .continuation:
                 guard var current = partial else {
                     throw WebSocketViolation(code: .protocolError, reason: "a continuation frame outside a message")
@@ -52,13 +56,14 @@ struct WebSocketMessageReader: Sendable {
                 }
                 current.payload.append(frame.payload)
                 partial = frame.isFinal ? nil : current
-                if frame.isFinal { return try Self.message(current.opcode, current.payload) }
+                if frame.isFinal { return try message(current.opcode, current.payload, isCompressed: current.isCompressed) }
             }
         }
         return nil
     }
 
-    private static func message(_ opcode: WebSocketFrame.Opcode, _ payload: Data) throws(WebSocketViolation) -> Incoming {
+    private func message(_ opcode: WebSocketFrame.Opcode, _ received: Data, isCompressed: Bool) throws(WebSocketViolation) -> Incoming {
+        let payload = try isCompressed ? deflate?.decompress(received, limit: maximumMessageSize) ?? received : received
         guard opcode == .text else { return .message(.data(payload)) }
         guard let text = UTF8Validation.string(payload) else {
             throw WebSocketViolation(code: .invalidFramePayloadData, reason: "a text message that is not UTF-8")

@@ -27,13 +27,17 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// Whether the socket connects again after a failure a new connection may cure. Default
     /// `.never`.
     public var reconnect: WebSocketReconnectPolicy
+    /// Whether messages are compressed when the server agrees (permessage-deflate, RFC 7692).
+    /// Default `.disabled`: a compressing connection holds about 300 KB of zlib state.
+    public var compression: WebSocketCompression
 
     /// Creates options; every default is listed on its property.
     public init(
         protocols: [String] = [], maximumMessageSize: Int = 16 << 20, receiveBufferSize: Int = 4 << 20,
         sendBufferSize: Int = 1 << 20, pingInterval: TimeInterval? = 30, pongTimeout: TimeInterval = 10,
-        closeTimeout: TimeInterval = 5, reconnect: WebSocketReconnectPolicy = .never
+        closeTimeout: TimeInterval = 5, reconnect: WebSocketReconnectPolicy = .never, compression: WebSocketCompression = .disabled
     ) {
+        self.compression = compression
         self.sendBufferSize = sendBufferSize
         self.reconnect = reconnect
         self.protocols = protocols
@@ -43,6 +47,17 @@ public struct WebSocketOptions: Sendable, Equatable {
         self.pongTimeout = pongTimeout
         self.closeTimeout = closeTimeout
     }
+}
+
+/// Whether a WebSocket compresses its messages (`WebSocketOptions.compression`).
+/// Thread safety: a value type, safe to share.
+public enum WebSocketCompression: Sendable, Equatable {
+    /// Nothing is offered; messages go as they are.
+    case disabled
+    /// permessage-deflate is offered (with `client_max_window_bits`); when the server agrees, each
+    /// message is deflated both ways, over one sliding window unless the server asks for no context
+    /// takeover. What a message inflates to counts against `maximumMessageSize` as it inflates.
+    case permessageDeflate
 }
 
 /// How a WebSocket ended: its one terminal event.

@@ -39,3 +39,7 @@ func liveWithClosures(api: Client) {
 func resubscribing(to socket: WebSocket) async {
     for await _ in socket.openings() { try? await socket.send("subscribe") }
 }
+
+func compressedLive(api: Client) -> WebSocket {
+    api.webSocket(Request<Data>("live/temperatures"), options: WebSocketOptions(compression: .permessageDeflate))
+}

@@ -19,6 +19,9 @@ enum TestServers {
     /// The reference WebSocket server (`scripts/websocket_server.py`, the `websockets` package),
     /// e.g. `ws://127.0.0.1:41240`.
     static func webSocket() throws -> String { try address("TERN_WEBSOCKET_URL") }
+    /// The same server on a second port, whose permessage-deflate keeps no context either way and
+    /// uses the smallest windows (server 9 bits, client 8).
+    static func webSocketNoTakeover() throws -> String { try address("TERN_WEBSOCKET_NO_TAKEOVER_URL") }
     /// The hostile WebSocket fixture (`scripts/fixture_websocket.py`): malformed frames, broken
     /// handshakes, stalls.
     static func webSocketFixture() throws -> String { try address("TERN_WEBSOCKET_FIXTURE_URL") }

@@ -21,8 +21,9 @@ import Testing
     func aStalledOpeningEndsAtTheRequestsTimeout(_ path: String) async throws {
         var request = Request<Data>(path)
         request.timeout = 1
+        let client = try Self.client()
         let start = DispatchTime.now()
-        let socket = try Self.client().webSocket(request)
+        let socket = client.webSocket(request)
         let ending = try await WebSocketTests.within { await socket.ended() }
         guard case .failed(.timedOut(let after)) = ending else {
             Issue.record("\(path): ended as \(ending)")
@@ -36,8 +37,9 @@ import Testing
         var request = Request<Data>("halfhead")
         request.timeout = 30
         request.deadline = 1.5
+        let client = try Self.client()
         let start = DispatchTime.now()
-        let socket = try Self.client().webSocket(request)
+        let socket = client.webSocket(request)
         let ending = try await WebSocketTests.within { await socket.ended() }
         #expect(ending == .failed(.deadlineExceeded(after: 1.5)))
         #expect(abs(Self.seconds(since: start) - 1.5) < 0.5, "\(Self.seconds(since: start)) s")

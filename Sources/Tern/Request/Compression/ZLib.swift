@@ -9,19 +9,25 @@ import Musl
 
 /// zlib, loaded at run time (`libz.so.1` on Linux, as libcurl and SQLite are, so that building
 /// needs no `-dev` package; the system's `libz.1.dylib` on Apple platforms), for compressing
-/// request bodies. Only `deflate` is used.
+/// request bodies (`compress`) and WebSocket messages both ways (`ZLibCodec`).
 // Sendable: C function pointers and a version string, set once when loaded.
 struct ZLib: @unchecked Sendable {
     private typealias DeflateInit =
         @convention(c) (
             UnsafeMutableRawPointer?, Int32, Int32, Int32, Int32, Int32, UnsafePointer<CChar>?, Int32
         ) -> Int32
-    private typealias Deflate = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
-    private typealias DeflateEnd = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+    typealias Deflate = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
+    typealias StreamCall = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+    typealias InflateInit = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32) -> Int32
 
     private let deflateInit: DeflateInit
-    private let deflateStep: Deflate
-    private let deflateEnd: DeflateEnd
+    let deflateStep: Deflate
+    let deflateEnd: StreamCall
+    let deflateReset: StreamCall
+    private let inflateInit: InflateInit
+    let inflateStep: Deflate
+    let inflateEnd: StreamCall
+    let inflateReset: StreamCall
     let version: String
 
     /// The loaded library, or why there is none.
@@ -33,20 +39,35 @@ struct ZLib: @unchecked Sendable {
         #else
         let names = ["libz.so.1", "libz.so"]
         #endif
-        let problem = TernError.unsupportedConfiguration("request compression needs zlib, which could not be loaded (\(names[0]))")
-        guard let library = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first,
-            let initPointer = dlsym(library, "deflateInit2_"), let stepPointer = dlsym(library, "deflate"),
-            let endPointer = dlsym(library, "deflateEnd"), let versionPointer = dlsym(library, "zlibVersion")
-        else { return .failure(problem) }
-        let versionFunction = unsafeBitCast(versionPointer, to: (@convention(c) () -> UnsafePointer<CChar>?).self)
+        let problem = TernError.unsupportedConfiguration("compression needs zlib, which could not be loaded (\(names[0]))")
+        guard let library = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else { return .failure(problem) }
+        let symbolNames: [String] = [
+            "deflateInit2_", "deflate", "deflateEnd", "deflateReset", "inflateInit2_", "inflate", "inflateEnd", "inflateReset",
+            "zlibVersion",
+        ]
+        let symbols = symbolNames.compactMap { dlsym(library, $0) }
+        guard symbols.count == 9 else { return .failure(problem) }
+        let versionFunction = unsafeBitCast(symbols[8], to: (@convention(c) () -> UnsafePointer<CChar>?).self)
         return .success(
             ZLib(
-                deflateInit: unsafeBitCast(initPointer, to: DeflateInit.self), deflateStep: unsafeBitCast(stepPointer, to: Deflate.self),
-                deflateEnd: unsafeBitCast(endPointer, to: DeflateEnd.self), version: versionFunction().map { String(cString: $0) } ?? "?"))
+                deflateInit: unsafeBitCast(symbols[0], to: DeflateInit.self), deflateStep: unsafeBitCast(symbols[1], to: Deflate.self),
+                deflateEnd: unsafeBitCast(symbols[2], to: StreamCall.self), deflateReset: unsafeBitCast(symbols[3], to: StreamCall.self),
+                inflateInit: unsafeBitCast(symbols[4], to: InflateInit.self), inflateStep: unsafeBitCast(symbols[5], to: Deflate.self),
+                inflateEnd: unsafeBitCast(symbols[6], to: StreamCall.self), inflateReset: unsafeBitCast(symbols[7], to: StreamCall.self),
+                version: versionFunction().map { String(cString: $0) } ?? "?"))
+    }
+
+    /// Starts `stream` deflating (`level`, `windowBits` as zlib takes them: negative for raw
+    /// deflate) or inflating; zlib's code (0: started).
+    func start(_ stream: UnsafeMutableRawPointer, deflating: Bool, level: Int32, windowBits: Int32) -> Int32 {
+        let size = Int32(MemoryLayout<Stream>.size)
+        return version.withCString {
+            deflating ? deflateInit(stream, level, 8, windowBits, 8, 0, $0, size) : inflateInit(stream, windowBits, $0, size)
+        }
     }
 
     /// zlib's `z_stream`, field for field (zlib checks its size against `stream_size`).
-    private struct Stream {
+    struct Stream {
         var nextIn: UnsafeMutablePointer<UInt8>?
         var availableIn: UInt32 = 0
         var totalIn: CUnsignedLong = 0
@@ -75,7 +96,7 @@ struct ZLib: @unchecked Sendable {
         }
         let raw = UnsafeMutableRawPointer(stream)
         let windowBits: Int32 = gzip ? 15 + 16 : 15
-        let started = version.withCString { deflateInit(raw, 6, 8, windowBits, 8, 0, $0, Int32(MemoryLayout<Stream>.size)) }
+        let started = start(raw, deflating: true, level: 6, windowBits: windowBits)
         guard started == 0 else { throw .unsupportedConfiguration("zlib \(version) refused to start compressing (code \(started))") }
         defer { _ = deflateEnd(raw) }
         var output = Data()
