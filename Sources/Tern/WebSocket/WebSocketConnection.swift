@@ -17,8 +17,6 @@ import Foundation
 final class WebSocketConnection: @unchecked Sendable {
     typealias Event = WebSocketDriverEvent
 
-    private enum Phase { case idle, connecting, handshaking, open, closing, ended }
-
     /// Frames larger than this go out in fragments (RFC 6455 §5.4).
     static let fragmentSize = 1 << 20
 
@@ -31,7 +29,8 @@ final class WebSocketConnection: @unchecked Sendable {
     private var headers: [String: String]
     private let events: @Sendable (Event) -> Void
 
-    private var phase = Phase.idle
+    /// The connection's state: every event goes through it (`WebSocketStateMachine`).
+    private var machine = WebSocketStateMachine()
     private var headBytes: [UInt8] = []
     private var refusal: (head: RawResponseHead, body: [UInt8])?
     private var reader: WebSocketMessageReader
@@ -46,19 +45,13 @@ final class WebSocketConnection: @unchecked Sendable {
     private var openingDeadlineTimer: DispatchSourceTimer?
     /// The request's `timeout` and `deadline`, in seconds (`.infinity`: none), for the opening.
     private let openingLimits: (idle: TimeInterval, deadline: TimeInterval)
-    /// The ending, kept while the connection drains after a close frame (see `release`).
-    private var draining: WebSocketEnding?
     /// The code of the close frame Tern wrote, if it wrote one.
     private let sentClose = Locked<WebSocketCloseCode?>(nil)
-    /// The close frame the app sent, if it started the close handshake.
-    private var closeSent: (code: WebSocketCloseCode, reason: String)?
     /// Bytes accepted by `send` and not yet written, and whether `send` may accept more without
     /// the queue (only while open: before, messages wait for the handshake; after, they fail).
     private let sendBuffer = Locked((bytes: 0, isOpen: false, deflates: false))
     /// The agreed permessage-deflate, set when the socket opens; nil when none was.
     private var deflate: WebSocketDeflate?
-    /// How the socket ended, once it has: what a write the end cut short reports.
-    private var ending: WebSocketEnding?
     /// One socket to a host connects at a time (RFC 6455 §4.1): its place there until it opens or ends.
     private let gate: WebSocketConnectGate
     private var ticket: WebSocketConnectGate.Ticket?
@@ -87,16 +80,8 @@ final class WebSocketConnection: @unchecked Sendable {
     /// stream holds the connection until it ends.
     func open(headers adapted: [String: String]?) {
         queue.async { [self] in
-            guard phase == .idle else { return }
-            phase = .connecting
-            if let adapted { headers = adapted }
-            ticket = gate.enter(WebSocketConnectGate.key(for: url)) {
-                self.queue.async {
-                    guard self.phase == .connecting else { return }
-                    self.armOpeningClocks()
-                    self.stream.open { event in self.streamEvent(event) }
-                }
-            }
+            if let adapted, machine.phase == .idle { headers = adapted }
+            carryOut(machine.start())
         }
     }
 
@@ -132,56 +117,72 @@ final class WebSocketConnection: @unchecked Sendable {
     func close(_ code: WebSocketCloseCode, reason: String) {
         // A message sent after this call must not be accepted before the close runs.
         sendBuffer.withLock { $0.isOpen = false }
-        queue.async { [self] in
-            switch phase {
-            case .idle, .connecting, .handshaking:
-                // Nothing was closed: the socket never opened.
-                end(.failed(.cancelled(.explicit)))
-            case .open:
-                closeSent = (code, reason)
-                phase = .closing
-                sendBuffer.withLock { $0.isOpen = false }
-                writeClose(code, reason)
-                let seconds = options.closeTimeout
-                closeTimer = after(seconds) { [self] in end(.failed(.timedOut(after: seconds))) }
-            case .closing, .ended:
-                break
-            }
-        }
+        queue.async { [self] in carryOut(machine.closeRequested(code, reason: reason)) }
     }
 
-    /// Ends the socket at once with `error` (a cancel), closing the connection without a handshake.
+    /// Ends the socket at once with `error` (a cancel), saying 1001 first when open, without waiting.
     func abort(_ error: TernError) {
-        queue.async { [self] in
-            if phase == .open { writeClose(.goingAway, "") }
-            end(.failed(error))
-        }
+        queue.async { [self] in carryOut(machine.fail(error)) }
     }
 
     /// Stops (or resumes) reading from the connection: the reader of the messages fell behind.
     func setReadingPaused(_ paused: Bool) { stream.setReadingPaused(paused) }
 
+    /// The code of the close frame Tern wrote (the app's close, the answer to the server's, or
+    /// the code of the server's violation); nil when it wrote none.
+    var sentCloseCode: WebSocketCloseCode? { sentClose.withLock { $0 } }
+
+    // MARK: Carrying out what the state machine decides
+
+    private func carryOut(_ action: WebSocketStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .connect:
+            ticket = gate.enter(WebSocketConnectGate.key(for: url)) {
+                self.queue.async {
+                    guard self.machine.phase == .connecting else { return }
+                    self.armOpeningClocks()
+                    self.stream.open { event in self.streamEvent(event) }
+                }
+            }
+        case .writeUpgrade:
+            restartOpeningIdle()
+            stream.write(handshake.requestHead(for: url, headers: headers)) { _ in }
+        case .open:
+            stopOpeningClocks()
+            leaveGate()
+            sendBuffer.withLock { $0.isOpen = true }
+            startHeartbeat()
+        case .writeClose(let code, let reason):
+            sendBuffer.withLock { $0.isOpen = false }
+            writeClose(code, reason)
+            let seconds = options.closeTimeout
+            closeTimer = after(seconds) { [self] in carryOut(machine.closeTimedOut(after: seconds)) }
+        case .end(let ending, let code, let reason, let drains):
+            if let code { writeClose(code, reason) }
+            ended(ending, drains: drains)
+        case .release(let ending):
+            release(ending)
+        }
+    }
+
     // MARK: The stream's events
 
     private func streamEvent(_ event: WebSocketStreamEvent) {
         switch event {
-        case .opened:
-            guard phase == .connecting else { return }
-            phase = .handshaking
-            restartOpeningIdle()
-            stream.write(handshake.requestHead(for: url, headers: headers)) { _ in }
-        case .received(let bytes):
-            received(bytes)
-        case .ended(let error):
-            streamEnded(error)
+        case .opened: carryOut(machine.connected())
+        case .received(let bytes): received(bytes)
+        case .ended where machine.phase == .handshaking && refusal != nil: finishRefusalIfComplete(ended: true)
+        case .ended(let error): carryOut(machine.streamEnded(error))
         }
     }
 
     private func received(_ bytes: Data) {
-        switch phase {
+        switch machine.phase {
         case .handshaking: handshakeBytes(bytes)
         case .open, .closing: frameBytes(bytes)
-        case .idle, .connecting, .ended: break
+        case .idle, .connecting, .draining, .ended: break  // a drain discards what comes
         }
     }
 
@@ -203,26 +204,22 @@ final class WebSocketConnection: @unchecked Sendable {
                     do {
                         deflate = try WebSocketDeflate(agreed)
                     } catch {
-                        return end(.failed(error))
+                        return carryOut(machine.fail(error))
                     }
                     reader.deflate = deflate
                     sendBuffer.withLock { $0.deflates = true }
                 }
-                phase = .open
-                stopOpeningClocks()
-                leaveGate()
-                sendBuffer.withLock { $0.isOpen = true }
+                carryOut(machine.upgraded())
                 events(.opened(subprotocol: chosen))
                 for (frames, done) in unsent { write(frames, done: done) }
                 unsent = []
-                startHeartbeat()
                 if !rest.isEmpty { frameBytes(Data(rest)) }
             } catch .status {
                 refusal = (head, rest)
                 finishRefusalIfComplete()
             }
         } catch {
-            if case .invalid(let failure) = error { end(.failed(.webSocketHandshakeFailed(failure))) }
+            if case .invalid(let failure) = error { carryOut(machine.fail(.webSocketHandshakeFailed(failure))) }
         }
     }
 
@@ -232,128 +229,70 @@ final class WebSocketConnection: @unchecked Sendable {
         let length = head.headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
         if !ended, let length, body.count < min(length, 64 << 10) { return }
         let kept = Data(body.prefix(min(length ?? body.count, 64 << 10)))
-        end(
-            .failed(
-                .unacceptableStatus(code: head.status, body: kept, headers: head.headers, request: RequestLine(method: "GET", url: url))))
+        let line = RequestLine(method: "GET", url: url)
+        carryOut(machine.fail(.unacceptableStatus(code: head.status, body: kept, headers: head.headers, request: line)))
     }
 
     private func frameBytes(_ bytes: Data) {
         reader.append(bytes)
         do {
-            while phase == .open || phase == .closing, let incoming = try reader.next() {
+            while machine.phase == .open || machine.phase == .closing, let incoming = try reader.next() {
                 switch incoming {
-                case .message(let message): if phase == .open { events(.message(message)) }
+                case .message(let message): if machine.phase == .open { events(.message(message)) }
                 case .ping(let payload): writeControl(.pong, payload)
                 case .pong(let payload): pong(payload)
-                case .close(let code, let reason): serverClosed(code, reason)
+                case .close(let code, let reason): carryOut(machine.closeFrameReceived(code, reason: reason))
                 }
             }
         } catch {
-            if phase == .open { writeClose(error.code, error.reason) }
-            end(.failed(.webSocketFailed(code: error.code, reason: error.reason)), draining: true)
-        }
-    }
-
-    private func serverClosed(_ code: WebSocketCloseCode?, _ reason: String) {
-        if phase == .open {
-            // Answer with the same code (§5.5.1), then end: the server closes the connection.
-            if let code { writeClose(code, "") } else { writeControl(.close, Data()) }
-        }
-        end(.closed(code ?? .noStatusReceived, reason: reason), draining: true)
-    }
-
-    private func streamEnded(_ error: URLError?) {
-        switch phase {
-        case .handshaking where refusal != nil:
-            finishRefusalIfComplete(ended: true)
-        case .idle, .connecting, .handshaking, .open, .closing:
-            if let error { return end(.failed(.transport(error))) }
-            let before = phase == .closing ? "before the server's close frame" : "without a close frame"
-            end(.failed(.webSocketFailed(code: .abnormalClosure, reason: "the connection ended \(before)")))
-        case .ended:
-            // The server closed the connection after the close handshake: it is drained.
-            if let draining { release(draining) }
+            carryOut(machine.violation(error))
         }
     }
 
     // MARK: Writing
 
     private func write(_ frames: Data, done: @escaping @Sendable (TernError?) -> Void) {
-        switch phase {
+        switch machine.phase {
         case .idle, .connecting, .handshaking:
             unsent.append((frames, done))
         case .open:
             // A write the socket's end cut short reports that end (a cancel, say), not the
             // connection's closing under it.
-            stream.write(frames) { [self] error in done(error.map { ending.map(WebSocket.error(of:)) ?? .transport($0) }) }
-        case .closing, .ended:
-            done(
-                ending.map(WebSocket.error(of:))
-                    ?? .webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is closed"))
+            stream.write(frames) { [self] error in done(error.map { machine.ending.map(WebSocket.error(of:)) ?? .transport($0) }) }
+        case .closing, .draining, .ended:
+            done(notOpen("the WebSocket is closed"))
         }
     }
 
-    /// Writes a close frame with `code` and `reason`, and remembers the code (`sentCloseCode`).
+    /// Why a write or ping finds the socket not open: its ending, once decided.
+    private func notOpen(_ reason: String) -> TernError {
+        machine.ending.map(WebSocket.error(of:)) ?? .webSocketFailed(code: machine.sentClose?.code ?? .normalClosure, reason: reason)
+    }
+
+    /// Writes a close frame with `code` and `reason`, and remembers the code (`sentCloseCode`);
+    /// no code (the server's close frame had none) answers with an empty close frame.
     private func writeClose(_ code: WebSocketCloseCode, _ reason: String) {
+        guard code != .noStatusReceived else { return writeControl(.close, Data()) }
         sentClose.withLock { $0 = $0 ?? code }
         writeControl(.close, Self.closePayload(code, reason))
     }
-
-    /// The code of the close frame Tern wrote (the app's close, the answer to the server's, or
-    /// the code of the server's violation); nil when it wrote none.
-    var sentCloseCode: WebSocketCloseCode? { sentClose.withLock { $0 } }
 
     private func writeControl(_ opcode: WebSocketFrame.Opcode, _ payload: Data) {
         let frame = WebSocketFrame(isFinal: true, opcode: opcode, payload: payload.prefix(125))
         stream.write(frame.encoded(mask: WebSocketMaskKeys.next())) { _ in }
     }
 
-    /// `message` as the frames that carry it, compressed with `deflate` when given.
-    static func frames(_ message: WebSocketMessage, deflate: WebSocketDeflate? = nil) -> Data {
-        let (opcode, payload): (WebSocketFrame.Opcode, Data)
-        switch message {
-        case .text(let text): (opcode, payload) = (.text, Data(text.utf8))
-        case .data(let data): (opcode, payload) = (.binary, data)
-        }
-        guard let deflate else { return frames(opcode, payload) }
-        return frames(opcode, deflate.compress(payload), compressed: true)
-    }
-
-    /// `payload` as frames of at most `fragmentSize` bytes, each with its own mask; the first with
-    /// RSV1 when `compressed`.
-    static func frames(_ opcode: WebSocketFrame.Opcode, _ payload: Data, compressed: Bool = false) -> Data {
-        var fragments: [(isFinal: Bool, opcode: WebSocketFrame.Opcode, payload: Data.SubSequence)] = []
-        var start = payload.startIndex
-        repeat {
-            let end = min(start + fragmentSize, payload.endIndex)
-            fragments.append((end == payload.endIndex, start == payload.startIndex ? opcode : .continuation, payload[start..<end]))
-            start = end
-        } while start < payload.endIndex
-        return WebSocketFrame.encode(fragments, compressed: compressed, masks: WebSocketMaskKeys.next)
-    }
-
-    static func closePayload(_ code: WebSocketCloseCode, _ reason: String) -> Data {
-        var payload = Data([UInt8(code.rawValue >> 8), UInt8(truncatingIfNeeded: code.rawValue)])
-        // At most 123 bytes of reason, cut at a character boundary.
-        var text = Substring(reason)
-        while text.utf8.count > 123 { text = text.dropLast() }
-        payload.append(contentsOf: text.utf8)
-        return payload
-    }
-
     // MARK: Pings and the heartbeat
 
     private func sendPing(done: @escaping @Sendable (TernError?) -> Void) {
-        guard phase == .open else {
-            return done(.webSocketFailed(code: closeSent?.code ?? .normalClosure, reason: "the WebSocket is not open"))
-        }
+        guard machine.phase == .open else { return done(notOpen("the WebSocket is not open")) }
         pingCounter += 1
         let payload = withUnsafeBytes(of: pingCounter.bigEndian) { Data($0) }
         pings.append((payload, done))
         writeControl(.ping, payload)
         if pongTimer == nil {
             let seconds = options.pongTimeout
-            pongTimer = after(seconds) { [self] in end(.failed(.timedOut(after: seconds))) }
+            pongTimer = after(seconds) { [self] in carryOut(machine.fail(.timedOut(after: seconds))) }
         }
     }
 
@@ -393,7 +332,7 @@ final class WebSocketConnection: @unchecked Sendable {
     private func armOpeningClocks() {
         let deadline = openingLimits.deadline
         if deadline.isFinite, deadline > 0 {
-            openingDeadlineTimer = after(deadline) { [self] in end(.failed(.deadlineExceeded(after: deadline))) }
+            openingDeadlineTimer = after(deadline) { [self] in carryOut(machine.fail(.deadlineExceeded(after: deadline))) }
         }
         restartOpeningIdle()
     }
@@ -403,7 +342,7 @@ final class WebSocketConnection: @unchecked Sendable {
         let idle = openingLimits.idle
         guard idle.isFinite, idle > 0 else { return }
         openingIdleTimer?.cancel()
-        openingIdleTimer = after(idle) { [self] in end(.failed(.timedOut(after: idle))) }
+        openingIdleTimer = after(idle) { [self] in carryOut(machine.fail(.timedOut(after: idle))) }
     }
 
     private func stopOpeningClocks() {
@@ -420,15 +359,12 @@ final class WebSocketConnection: @unchecked Sendable {
 
     // MARK: The end
 
-    /// Ends the socket once. With `draining`, after a close frame on an open connection: stops
-    /// writing and reads on, discarding, until the server closes or `closeTimeout` passes; the
-    /// ending is reported once the connection is released.
-    private func end(_ ending: WebSocketEnding, draining: Bool = false) {
-        guard phase != .ended else { return }
-        phase = .ended
+    /// The ending is decided: every timer stops and what waits fails. With `drains`, after a close
+    /// frame on a live connection: stops writing and reads on, discarding, until the server closes
+    /// or `closeTimeout` passes; the ending is reported once the connection is released.
+    private func ended(_ ending: WebSocketEnding, drains: Bool) {
         leaveGate()
         stopOpeningClocks()
-        self.ending = ending
         sendBuffer.withLock { $0.isOpen = false }
         for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }
         (pongTimer, heartbeat, closeTimer) = (nil, nil, nil)
@@ -436,17 +372,17 @@ final class WebSocketConnection: @unchecked Sendable {
         for (_, done) in unsent { done(error) }
         for ping in pings { ping.done(error) }
         (unsent, pings) = ([], [])
-        guard draining else { return release(ending) }
-        self.draining = ending
+        guard drains else { return release(ending) }
         stream.finishWriting()
         stream.setReadingPaused(false)
-        closeTimer = after(options.closeTimeout) { [self] in release(ending) }
+        let seconds = options.closeTimeout
+        closeTimer = after(seconds) { [self] in carryOut(machine.closeTimedOut(after: seconds)) }
     }
 
     /// Closes the connection and reports `ending` once it is freed (see `WebSocketByteStream.close`).
     private func release(_ ending: WebSocketEnding) {
         closeTimer?.cancel()
-        (closeTimer, draining) = (nil, nil)
+        closeTimer = nil
         stream.close { [events] in events(.ended(ending)) }
     }
 }
