@@ -104,8 +104,10 @@ struct MonitorChannel: Sendable {
         }
     }
 
-    func send(_ kind: RequestEvent.Kind) {
-        span?.record(kind)
+    /// Tells the monitors, and the span unless `toSpan` is false (a socket's messages are not
+    /// span events: a busy socket would give its span thousands).
+    func send(_ kind: RequestEvent.Kind, toSpan: Bool = true) {
+        if toSpan { span?.record(kind) }
         guard !monitors.isEmpty else { return }
         let event = RequestEvent(requestID: requestID, method: method, url: url, tags: tags, date: Date(), kind: kind)
         for monitor in monitors { monitor.queue.async { monitor.receive(event) } }

@@ -129,14 +129,17 @@ extension Client {
         let tags = callOptions.tags
         let start: @Sendable (any WebSocketDriver) -> Void = { driver in
             guard !adapters.isEmpty else {
-                monitor?.connecting(urlRequest)
-                return driver.open(headers: nil)
+                guard let monitor else { return driver.open(headers: nil) }
+                let traced = monitor.traced(urlRequest)
+                monitor.connecting(traced)
+                return driver.open(headers: traced.allHTTPHeaderFields ?? [:])
             }
             AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: tags)) { outcome in
                 switch outcome {
                 case .success(let adapted):
-                    monitor?.connecting(adapted)
-                    driver.open(headers: adapted.allHTTPHeaderFields ?? [:])
+                    let traced = monitor?.traced(adapted) ?? adapted
+                    monitor?.connecting(traced)
+                    driver.open(headers: traced.allHTTPHeaderFields ?? [:])
                 case .failure(let error): driver.abort(error)
                 }
             }

@@ -89,22 +89,21 @@ final class WebSocketConnection: @unchecked Sendable {
     /// room for it (a write that fails later ends the socket); else once it is written, or with
     /// why it was not.
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
+        // The buffer counts payload bytes; one lock take decides and says whether to compress.
+        let size = message.byteCount
+        let (accepted, deflates) = sendBuffer.withLock { buffer in
+            guard buffer.isOpen, buffer.bytes == 0 || buffer.bytes + size <= options.sendBufferSize else { return (false, buffer.deflates) }
+            buffer.bytes += size
+            return (true, buffer.deflates)
+        }
         // Compressed messages are framed on the queue, in the order they are written: the
         // compressor's window runs across messages. The others are framed on the caller's thread.
-        let deflates = sendBuffer.withLock { $0.deflates }
         let framed = deflates ? nil : Self.frames(message)
-        let size = framed?.count ?? message.byteCount
-        let frames: @Sendable () -> Data = { [self] in framed ?? Self.frames(message, deflate: deflate) }
-        let accepted = sendBuffer.withLock { buffer in
-            guard buffer.isOpen, buffer.bytes == 0 || buffer.bytes + size <= options.sendBufferSize else { return false }
-            buffer.bytes += size
-            return true
-        }
-        if accepted {
-            done(nil)
-            queue.async { [self] in write(frames()) { [sendBuffer] _ in sendBuffer.withLock { $0.bytes -= size } } }
-        } else {
-            queue.async { [self] in write(frames(), done: done) }
+        if accepted { done(nil) }
+        queue.async { [self] in
+            let frames = framed ?? Self.frames(message, deflate: deflate)
+            guard accepted else { return write(frames, done: done) }
+            write(frames) { [sendBuffer] _ in sendBuffer.withLock { $0.bytes -= size } }
         }
     }
 

@@ -21,13 +21,18 @@ final class WebSocketMonitor: Sendable {
     private let started = DispatchTime.now()
     private let tally = Locked(Tally())
 
-    /// A monitor for the socket numbered `id`, or nil when the client has no monitors.
+    /// A monitor for the socket numbered `id`, or nil when the client has neither monitors nor a
+    /// tracer. With a tracer the socket is one span, from its creation to its end, continuing the
+    /// trace it was opened in (`TraceContext.current`).
     init?(client: Client, id: UInt64, url: URL, tags: Set<String>) {
-        let monitors = client.configuration.monitors
-        guard !monitors.isEmpty else { return nil }
-        channel = MonitorChannel(monitors: monitors, tracer: nil, requestID: id, method: .get, url: url, tags: tags)
+        let (monitors, tracer) = (client.configuration.monitors, client.configuration.tracer)
+        guard !monitors.isEmpty || tracer != nil else { return nil }
+        channel = MonitorChannel(monitors: monitors, tracer: tracer, requestID: id, method: .get, url: url, tags: tags)
         self.url = url
     }
+
+    /// `request` with the socket's W3C trace context (`traceparent`, `tracestate`) when traced.
+    func traced(_ request: URLRequest) -> URLRequest { channel.span?.traced(request) ?? request }
 
     /// The socket was prepared and admitted: `request` is its upgrade request.
     func created(_ request: URLRequest) { channel.send(.created(request)) }
@@ -47,7 +52,7 @@ final class WebSocketMonitor: Sendable {
             $0.sent += Int64(message.byteCount)
             return $0.sent
         }
-        channel.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: nil)))
+        channel.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: nil)), toSpan: false)
     }
 
     /// What the socket's driver reported.
@@ -69,7 +74,7 @@ final class WebSocketMonitor: Sendable {
                 $0.received += Int64(message.byteCount)
                 return $0.received
             }
-            channel.send(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)))
+            channel.send(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)), toSpan: false)
         case .reconnecting(_, let delay, let ending):
             let attempt = tally.withLock { $0.attempts }
             channel.send(.retrying(attempt: attempt, delay: delay, error: WebSocket.error(of: ending)))

@@ -87,4 +87,30 @@ import Testing
         #expect(await eventually { client.runningRequests.isEmpty })
         _ = screen
     }
+
+    /// With a tracer, a socket is one span: each upgrade request carries its `traceparent` (as the
+    /// `websockets` server received it), continuing the trace it was opened in, and the span ends
+    /// once, with the connection's attempt, not one event per message.
+    @Test func aTracedSocketSendsItsTraceparentAndEndsItsSpanOnce() async throws {
+        let spans = TraceContextTests.Spans()
+        let client = try WebSocketTests.client { $0.tracer = TraceContextTracer { spans.add($0) } }
+        let incoming = try #require(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        let socket = TraceContext.$current.withValue(incoming) { client.webSocket(Request<Data>("headers")) }
+        let headers = try await WebSocketTests.within { () async throws -> String? in
+            var iterator = socket.messages.makeAsyncIterator()
+            guard case .text(let json)? = try await iterator.next() else { return nil }
+            try await socket.send("echo me")
+            #expect(try await iterator.next() == .text("echo me"))
+            return json
+        }
+        let fields = headers.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] } ?? [:]
+        let sent = try #require(fields.first { $0.key.lowercased() == "traceparent" }?.value, "\(fields)")
+        #expect(sent.hasPrefix("00-4bf92f3577b34da6a3ce929d0e0e4736-"))
+        socket.close()
+        _ = try await WebSocketTests.within { await socket.ended() }
+        #expect(await eventually { spans.all.count == 1 })
+        let span = try #require(spans.all.first)
+        #expect(span.context.traceparent == sent && span.parentSpanID == "00f067aa0ba902b7")
+        #expect(span.events.map(\.name) == ["attempt"], "\(span.events.map(\.name))")
+    }
 }
