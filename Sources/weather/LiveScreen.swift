@@ -61,7 +61,8 @@ enum LiveScreen {
         case .closed:
             print("Done: \(seen.withLock { $0 }) readings.")
             return 0
-        case .failed(.unacceptableStatus(404, _, _, _)):
+        // The refusal as the status, or as the server's 404 body once the business rule read it.
+        case .failed(let error) where error.statusCode == 404 || error.businessError?.code == 404:
             print("The live feed ended: this server has no live feed (HTTP 404 for /v1/live)")
             return 1
         case .failed(let error):

@@ -127,25 +127,25 @@ extension Client {
         // Each connection's upgrade request goes through the adapters (a fresh token on a reconnection).
         let adapters = hooks?.adapters ?? []
         let tags = callOptions.tags
+        let upgrades = WebSocketUpgrades(rules: hooks?.rules ?? [], url: url, tags: tags)
         let start: @Sendable (any WebSocketDriver) -> Void = { driver in
-            guard !adapters.isEmpty else {
-                guard let monitor else { return driver.open(headers: nil) }
-                let traced = monitor.traced(urlRequest)
-                monitor.connecting(traced)
-                return driver.open(headers: traced.allHTTPHeaderFields ?? [:])
+            let open: @Sendable (URLRequest) -> Void = { request in
+                let traced = monitor?.traced(request) ?? request
+                monitor?.connecting(traced)
+                upgrades.sent(traced)
+                driver.open(headers: traced.allHTTPHeaderFields ?? [:])
             }
+            guard !adapters.isEmpty else { return open(urlRequest) }
             AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: tags)) { outcome in
                 switch outcome {
-                case .success(let adapted):
-                    let traced = monitor?.traced(adapted) ?? adapted
-                    monitor?.connecting(traced)
-                    driver.open(headers: traced.allHTTPHeaderFields ?? [:])
+                case .success(let adapted): open(adapted)
                 case .failure(let error): driver.abort(error)
                 }
             }
         }
-        if options.reconnect.maxAttempts > 0 {
-            connection = ReconnectingDriver(policy: options.reconnect, make: make, start: start, events: relay)
+        // A socket that may connect again: under its policy, or when a rule restarts a refused upgrade.
+        if options.reconnect.maxAttempts > 0 || upgrades.hasRules {
+            connection = ReconnectingDriver(policy: options.reconnect, make: make, start: start, review: upgrades.review, events: relay)
         } else {
             switch make(relay) {
             case .success(let driver):

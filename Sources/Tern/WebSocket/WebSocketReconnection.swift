@@ -74,6 +74,16 @@ public struct WebSocketReconnectPolicy: Sendable, Equatable {
 // Sendable: all mutable state is confined to `queue`.
 final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     typealias Make = (@escaping @Sendable (WebSocketDriverEvent) -> Void) -> Result<any WebSocketDriver, TernError>
+    /// What the request's response rules make of a connection's ending (a refused upgrade: a
+    /// 401 an `Authentication` refreshes the token for, say), before the policy is asked.
+    enum Review: Sendable {
+        /// The policy decides.
+        case asIs
+        /// End with this instead.
+        case end(WebSocketEnding)
+        /// Connect again once `gate` restarts (the adapters run again), or end with its error.
+        case reconnect(after: RestartGate)
+    }
 
     private let queue = DispatchQueue(label: "Tern.WebSocketReconnect")
     private let policy: WebSocketReconnectPolicy
@@ -81,6 +91,9 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     /// Runs the request's adapters for a new driver, then opens it (or aborts it with their error).
     private let start: @Sendable (any WebSocketDriver) -> Void
     private let events: @Sendable (WebSocketDriverEvent) -> Void
+    private let review: @Sendable (WebSocketEnding) -> Review
+    /// Set once it has stopped, for a gate that holds it (read off the queue).
+    private let hasStopped = Locked(false)
     private var current: (any WebSocketDriver)?
     private var generation = 0
     private var failures = 0
@@ -97,8 +110,9 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
 
     init(
         policy: WebSocketReconnectPolicy, make: @escaping Make, start: @escaping @Sendable (any WebSocketDriver) -> Void,
-        events: @escaping @Sendable (WebSocketDriverEvent) -> Void
+        review: @escaping @Sendable (WebSocketEnding) -> Review = { _ in .asIs }, events: @escaping @Sendable (WebSocketDriverEvent) -> Void
     ) {
+        self.review = review
         self.policy = policy
         self.make = make
         self.start = start
@@ -183,7 +197,23 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     }
 
     private func ended(_ ending: WebSocketEnding) {
-        guard !isStopped, let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
+        guard !isStopped else { return finish(ending) }
+        switch review(ending) {
+        case .asIs: break
+        case .end(let other): return finish(other)
+        case .reconnect(let gate):
+            let hasStopped = self.hasStopped
+            return gate.hold(isOver: { hasStopped.withLock { $0 } }) { outcome in
+                self.queue.async { [self] in
+                    guard !isStopped else { return }
+                    switch outcome {
+                    case .success: connect()
+                    case .failure(let error): finish(.failed(error))
+                    }
+                }
+            }
+        }
+        guard let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
         failures += 1
         events(.reconnecting(attempt: failures, after: delay, ending))
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
@@ -194,6 +224,7 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
 
     private func finish(_ ending: WebSocketEnding) {
         isStopped = true
+        hasStopped.withLock { $0 = true }
         for (_, done) in waiting { done(WebSocket.error(of: ending)) }
         waiting = []
         events(.ended(ending))

@@ -83,3 +83,50 @@ import Testing
         #expect(try await WebSocketTests.within { await socket.ended() } == .closed(.normalClosure, reason: ""))
     }
 }
+
+/// A refused upgrade goes to the request's response rules like any response: `Authentication`
+/// refreshes an expired token once and the socket connects with the new one.
+@Suite struct WebSocketAuthenticationTests {
+    struct Tokens: Authenticator {
+        let refreshes = Locked(0)
+        func apply(_ credential: String, to request: inout URLRequest) {
+            request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
+        }
+        func refresh(_ credential: String) async throws -> String {
+            refreshes.withLock { $0 += 1 }
+            return "fresh"
+        }
+    }
+
+    @Test func a401UpgradeRefreshesTheTokenAndConnects() async throws {
+        let tokens = Tokens()
+        let client = try WebSocketTests.client { $0.hooks.authenticate(with: Authentication(tokens, credential: "stale")) }
+        let socket = client.webSocket(Request<Data>("auth"))
+        try await WebSocketTests.within {
+            try await socket.opened()
+            var iterator = socket.messages.makeAsyncIterator()
+            try await socket.send("with a fresh token")
+            #expect(try await iterator.next() == .text("with a fresh token"))
+        }
+        #expect(tokens.refreshes.withLock { $0 } == 1)
+        socket.close()
+        #expect(try await WebSocketTests.within { await socket.ended() } == .closed(.normalClosure, reason: ""))
+    }
+
+    @Test func aRefreshThatCannotHelpEndsWithTheLoopGuardsError() async throws {
+        struct Useless: Authenticator {
+            func apply(_ credential: String, to request: inout URLRequest) {
+                request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
+            }
+            func refresh(_ credential: String) async throws -> String { "still-stale" }
+        }
+        let client = try WebSocketTests.client {
+            $0.hooks.authenticate(with: Authentication(Useless(), credential: "stale", refreshLimit: 2, window: 60))
+        }
+        let ending = try await WebSocketTests.within { await client.webSocket(Request<Data>("auth")).ended() }
+        guard case .failed(.rejected(by: "Authentication", let error)) = ending, error is AuthenticationError else {
+            Issue.record("ended as \(ending)")
+            return
+        }
+    }
+}
