@@ -49,6 +49,9 @@ public struct StubWebSocket: Sendable {
 }
 
 extension StubTransport: WebSocketServing {
+    /// This transport: its stubs answer the client's WebSockets.
+    public var webSocketServer: (any WebSocketServing)? { self }
+
     /// Answers WebSockets whose upgrade request matches `matcher` with `socket`. Later stubs win;
     /// a socket no stub matches is refused with 404.
     public func stubWebSocket(_ matcher: StubMatcher, _ socket: StubWebSocket) {

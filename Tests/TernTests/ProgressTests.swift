@@ -68,9 +68,10 @@ final class ProgressLog: Sendable {
     @Test func chunkedBodiesHaveNoTotal() async throws {
         // Progress is coalesced while a delivery waits in the callback queue, so a starved queue
         // thread on a loaded machine could see all four chunks as one step: delivered
-        // `.immediate`, each chunk (200 ms apart) is its own step.
+        // `.immediate`, each chunk (400 ms apart: URLSession on Linux, starved in the loaded
+        // parallel pass, once handed 200 ms apart chunks over as one) is its own step.
         let client = Client(baseURL: try TestServers.fixture())
-        let (result, log) = await run(client, Request<String>("drip", query: ["chunks": 4, "interval": 0.2]), queue: .immediate)
+        let (result, log) = await run(client, Request<String>("drip", query: ["chunks": 4, "interval": 0.4]), queue: .immediate)
         #expect(try result.get().value == "chunk000chunk001chunk002chunk003")
         let steps = log.progress(.download)
         #expect(steps.count >= 2 && steps.allSatisfy { $0.expectedBytes == nil && $0.fractionCompleted == nil })

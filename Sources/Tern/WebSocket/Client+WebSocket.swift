@@ -109,7 +109,7 @@ extension Client {
             monitor?.observe(event)
             Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
         }
-        let serving = exchanges.transport as? any WebSocketServing
+        let serving = exchanges.transport.webSocketServer
         let settings = configuration.transportSettings
         // One connection: served in the process by a transport that serves sockets (TernStubs),
         // else Tern's protocol over the platform's connection.

@@ -78,7 +78,7 @@ public final class WebSocket: Sendable {
     /// for await _ in socket.openings() { try? await socket.send("subscribe CNY") }
     /// ```
     public func openings() -> AsyncStream<String?> {
-        let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .unbounded)
         let now = state.withLock { state -> (isOpen: Bool, subprotocol: String?, hasEnded: Bool) in
             if state.ending == nil { state.openings.append(continuation) }
             return (state.isOpen, state.subprotocol, state.ending != nil)

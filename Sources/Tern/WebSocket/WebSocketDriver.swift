@@ -27,8 +27,9 @@ enum WebSocketDriverEvent: Sendable {
 
 extension WebSocketConnection: WebSocketDriver {}
 
-/// A transport that serves WebSockets in the same process, without a connection (TernStubs'
-/// `StubTransport`): a client whose transport adopts it opens its sockets here.
+/// A server that answers WebSockets in the same process, without a connection (TernStubs'
+/// `StubTransport`): a client whose transport names one (`Transport.webSocketServer`) opens its
+/// sockets there.
 public protocol WebSocketServing: Sendable {
     /// Serves the WebSocket that `request` opens (offering `protocols`) through `peer`, the
     /// server's end; returns false when it serves none there (the socket then fails as a refused

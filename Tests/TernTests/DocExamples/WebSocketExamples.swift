@@ -41,5 +41,6 @@ func resubscribing(to socket: WebSocket) async {
 }
 
 func compressedLive(api: Client) -> WebSocket {
-    api.webSocket(Request<Data>("live/temperatures"), options: WebSocketOptions(compression: .permessageDeflate))
+    let options = WebSocketOptions(compression: .permessageDeflate)
+    return api.webSocket(Request<Data>("live/temperatures"), options: options)
 }

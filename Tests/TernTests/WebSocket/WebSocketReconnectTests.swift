@@ -62,6 +62,7 @@ import Testing
         let server: DropsOnce
         func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? { nil }
         func invalidate() {}
+        var webSocketServer: (any WebSocketServing)? { self }
         func serveWebSocket(_ request: URLRequest, protocols: [String], peer: WebSocketPeer) -> Bool {
             server.serveWebSocket(request, protocols: protocols, peer: peer)
         }
