@@ -11,7 +11,9 @@ import Foundation
 /// - **the answer**: `unacceptableStatus`, `unacceptableContentType`, `decoding`, `business`,
 ///   `rejected` (a hook's own error);
 /// - **the request as a whole**: `cancelled`, `failedAfterRetries` (which wraps the last
-///   attempt's failure; the accessors look through it).
+///   attempt's failure; the accessors look through it);
+/// - **a WebSocket**: `webSocketHandshakeFailed` (a 101 that breaks the rules), `webSocketFailed`
+///   (the protocol broken, or the connection lost, once open).
 ///
 /// The same failure gives the same case on every callback style and platform: a stalled server
 /// is `.timedOut` whether URLSession's idle timer or Tern's own fired first, a 404 is

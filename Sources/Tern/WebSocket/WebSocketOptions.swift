@@ -22,7 +22,9 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// Seconds a ping (the heartbeat's or `ping()`) waits for its pong before the socket fails with
     /// `TernError.timedOut`. Default 10.
     public var pongTimeout: TimeInterval
-    /// Seconds `close` waits for the server's close frame before dropping the connection. Default 5.
+    /// Seconds `close` waits for the server's close frame before the socket fails with
+    /// `TernError.timedOut`; and, after a close frame of Tern's, the longest it reads on for the
+    /// server to close the connection before releasing it. Default 5.
     public var closeTimeout: TimeInterval
     /// Whether the socket connects again after a failure a new connection may cure. Default
     /// `.never`.
@@ -66,9 +68,12 @@ public enum WebSocketEnding: Sendable, Equatable, CustomStringConvertible {
     /// Closed by a close handshake — the app's `close` or the server's close frame — with the
     /// code and reason of the close frame the server sent (`.noStatusReceived` when it had none).
     case closed(WebSocketCloseCode, reason: String)
-    /// Failed: the handshake was refused (`.unacceptableStatus`), the connection failed
-    /// (`.transport`), the server broke the protocol or the connection ended without a close
-    /// frame (`.webSocketFailed`), a pong did not come (`.timedOut`), or it was cancelled.
+    /// Failed: the handshake was refused (`.unacceptableStatus`) or its 101 broke the rules
+    /// (`.webSocketHandshakeFailed`), the connection failed (`.transport`), the server broke the
+    /// protocol or the connection ended without its close frame (`.webSocketFailed`), a pong, the
+    /// server's answer to `close` or the opening did not come in time (`.timedOut`), the opening
+    /// passed the request's deadline (`.deadlineExceeded`), or it was cancelled (`.cancelled`,
+    /// also for `close` before the socket opened).
     case failed(TernError)
 
     /// `closed: 1000 (normal closure)`, with the reason after a comma; `failed: ` and the error.
