@@ -3,8 +3,7 @@ import Foundation
 /// permessage-deflate (RFC 7692) for one connection: the offer, the server's answer read as
 /// parameters, and the two streams that compress what Tern sends and inflate what it receives.
 /// Thread safety: used only on its connection's queue.
-// Sendable: owned by one `WebSocketConnection`, touched only on its queue.
-final class WebSocketDeflate: @unchecked Sendable {
+final class WebSocketDeflate: Sendable {
     /// What Tern offers: any window the server wants the client to use (`client_max_window_bits`
     /// without a value), and the server's choice of everything else.
     static let offer = "permessage-deflate; client_max_window_bits"
@@ -29,8 +28,8 @@ final class WebSocketDeflate: @unchecked Sendable {
         // zlib's raw deflate has no 256-byte window: asked for one, Tern sends stored blocks, which
         // refer to no window at all. Inflating with the largest window reads any server's.
         let bits = parameters.clientMaxWindowBits
-        compressor = try ZLibCodec(zlib, deflating: true, windowBits: Int32(max(bits, 9)), level: bits == 8 ? 0 : 6)
-        decompressor = try ZLibCodec(zlib, deflating: false, windowBits: 15)
+        compressor = try ZLibCodec(zlib, deflating: true, windowBits: -Int32(max(bits, 9)), level: bits == 8 ? 0 : 6)
+        decompressor = try ZLibCodec(zlib, deflating: false, windowBits: -15)
     }
 
     /// The server's `Sec-WebSocket-Extensions` answer to the offer, read; throws for anything

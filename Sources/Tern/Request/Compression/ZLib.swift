@@ -87,40 +87,6 @@ struct ZLib: @unchecked Sendable {
     /// `data` compressed: with a gzip header and trailer (`gzip`), or a zlib one (`deflate`, the
     /// HTTP content coding of that name, RFC 9110 §8.4.1.2).
     func compress(_ data: Data, gzip: Bool) throws(TernError) -> Data {
-        // zlib keeps a pointer back to the stream: it must not move between calls.
-        let stream = UnsafeMutablePointer<Stream>.allocate(capacity: 1)
-        stream.initialize(to: Stream())
-        defer {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-        }
-        let raw = UnsafeMutableRawPointer(stream)
-        let windowBits: Int32 = gzip ? 15 + 16 : 15
-        let started = start(raw, deflating: true, level: 6, windowBits: windowBits)
-        guard started == 0 else { throw .unsupportedConfiguration("zlib \(version) refused to start compressing (code \(started))") }
-        defer { _ = deflateEnd(raw) }
-        var output = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var code: Int32 = 0
-        data.withUnsafeBytes { input in
-            var offset = 0
-            repeat {
-                let chunk = min(input.count - offset, 1 << 30)
-                stream.pointee.nextIn = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress.map { $0 + offset })
-                stream.pointee.availableIn = UInt32(chunk)
-                offset += chunk
-                let flush: Int32 = offset == input.count ? 4 : 0  // Z_FINISH : Z_NO_FLUSH
-                repeat {
-                    buffer.withUnsafeMutableBufferPointer { out in
-                        stream.pointee.nextOut = out.baseAddress
-                        stream.pointee.availableOut = UInt32(out.count)
-                        code = deflateStep(raw, flush)
-                        output.append(out.baseAddress!, count: out.count - Int(stream.pointee.availableOut))
-                    }
-                } while code == 0 && (stream.pointee.availableOut == 0 || stream.pointee.availableIn > 0 || flush == 4)
-            } while offset < input.count && code == 0
-        }
-        guard code == 1 else { throw .unsupportedConfiguration("zlib \(version) failed to compress a request body (code \(code))") }
-        return output
+        try ZLibCodec(self, deflating: true, windowBits: gzip ? 15 + 16 : 15).finish(data)
     }
 }

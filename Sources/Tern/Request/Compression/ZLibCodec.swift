@@ -1,8 +1,8 @@
 import Foundation
 
-/// A deflate or inflate stream that keeps its state from one call to the next (raw deflate, no
-/// header): what a WebSocket's permessage-deflate compresses and inflates its messages with,
-/// one message after another over one sliding window.
+/// A deflate or inflate stream that keeps its state from one call to the next: what a WebSocket's
+/// permessage-deflate compresses and inflates its messages with (raw deflate, one message after
+/// another over one sliding window), and what a request body is compressed with in one go.
 /// Thread safety: none; its one owner calls it from one thread at a time.
 // Sendable: owned by one WebSocket connection and used only on its queue.
 final class ZLibCodec: @unchecked Sendable {
@@ -21,12 +21,13 @@ final class ZLibCodec: @unchecked Sendable {
     private var raw: UnsafeMutableRawPointer { UnsafeMutableRawPointer(stream) }
     private static let chunkSize = 32 * 1024
 
-    /// A raw deflate (`deflating`) or inflate stream over a window of 2^`windowBits` bytes.
+    /// A deflate (`deflating`) or inflate stream; `windowBits` as zlib takes them: 8–15 for a zlib
+    /// header, 16 more for gzip, negative for raw deflate.
     init(_ zlib: ZLib, deflating: Bool, windowBits: Int32, level: Int32 = 6) throws(TernError) {
         self.zlib = zlib
         isDeflating = deflating
         stream.initialize(to: ZLib.Stream())
-        let code = zlib.start(raw, deflating: deflating, level: level, windowBits: -windowBits)
+        let code = zlib.start(raw, deflating: deflating, level: level, windowBits: windowBits)
         guard code == 0 else {
             stream.deinitialize(count: 1)
             stream.deallocate()
@@ -54,6 +55,19 @@ final class ZLibCodec: @unchecked Sendable {
         return output
     }
 
+    /// `data` deflated to the end of the stream (`Z_FINISH`), its header and trailer included.
+    func finish(_ data: Data) throws(TernError) -> Data {
+        var output = Data()
+        var last: Int32 = 0
+        run(data, flush: 4) { chunk, code in
+            output.append(chunk)
+            last = code
+            return true
+        }
+        guard last == 1 else { throw .unsupportedConfiguration("zlib \(zlib.version) failed to compress (code \(last))") }
+        return output
+    }
+
     /// `data` inflated; throws once more than `limit` bytes would come out, before they are kept.
     func inflate(_ data: Data, limit: Int) throws(InflateFailure) -> Data {
         var output = Data()
@@ -75,28 +89,36 @@ final class ZLibCodec: @unchecked Sendable {
         return output
     }
 
-    /// Feeds `data` through, handing each chunk of output (with zlib's code) to `take`, which
-    /// returns false to stop.
+    /// Feeds `data` through, at most 1 GiB at a time (zlib counts its input in 32 bits), `flush`
+    /// with the last of it, handing each chunk of output (with zlib's code) to `take`, which
+    /// returns false to stop. Stops when zlib has nothing more to give, ends the stream or fails.
     private func run(_ data: Data, flush: Int32, take: (Data, Int32) -> Bool) {
         var buffer = [UInt8](repeating: 0, count: Self.chunkSize)
         data.withUnsafeBytes { input in
-            stream.pointee.nextIn = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress)
-            stream.pointee.availableIn = UInt32(input.count)
-            var going = true
-            while going {
-                let (chunk, code, filled) = buffer.withUnsafeMutableBufferPointer { out -> (Data, Int32, Bool) in
-                    stream.pointee.nextOut = out.baseAddress
-                    stream.pointee.availableOut = UInt32(out.count)
-                    let code = isDeflating ? zlib.deflateStep(raw, flush) : zlib.inflateStep(raw, flush)
-                    let produced = out.count - Int(stream.pointee.availableOut)
-                    return (Data(bytes: out.baseAddress!, count: produced), code, produced == out.count)
+            defer { (stream.pointee.nextIn, stream.pointee.availableIn) = (nil, 0) }
+            let base = input.bindMemory(to: UInt8.self).baseAddress
+            var offset = 0
+            repeat {
+                let count = min(input.count - offset, 1 << 30)
+                stream.pointee.nextIn = base.map { UnsafeMutablePointer(mutating: $0 + offset) }
+                stream.pointee.availableIn = UInt32(count)
+                offset += count
+                let mode = offset == input.count ? flush : 0  // Z_NO_FLUSH until the last of it
+                while true {
+                    let (chunk, code, filled) = buffer.withUnsafeMutableBufferPointer { out -> (Data, Int32, Bool) in
+                        stream.pointee.nextOut = out.baseAddress
+                        stream.pointee.availableOut = UInt32(out.count)
+                        let code = isDeflating ? zlib.deflateStep(raw, mode) : zlib.inflateStep(raw, mode)
+                        let produced = out.count - Int(stream.pointee.availableOut)
+                        return (Data(bytes: out.baseAddress!, count: produced), code, produced == out.count)
+                    }
+                    // Z_OK (0) goes on while output filled the buffer (more may wait), input is
+                    // left, or (Z_FINISH) the stream has not ended; any other code (stream end, no
+                    // progress, an error) ends the run.
+                    guard take(chunk, code), code == 0 else { return }
+                    if !filled && stream.pointee.availableIn == 0 && mode != 4 { break }
                 }
-                // On while zlib made progress and has more to give: input left, or output that filled
-                // the buffer (more may be waiting).
-                going = take(chunk, code) && code == 0 && (filled || stream.pointee.availableIn > 0)
-            }
-            stream.pointee.nextIn = nil
-            stream.pointee.availableIn = 0
+            } while offset < input.count
         }
     }
 }
