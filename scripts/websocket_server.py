@@ -3,7 +3,7 @@ RFC 6455 implementation), on 127.0.0.1 only. Paths:
 
   /echo                  echoes every message, text as text and binary as binary
   /push?n=N&size=S       sends N text messages of S bytes ("0…"), then waits
-  /close?code=C&reason=R closes at once with code C and reason R
+  /close?code=C&reason=R closes at once (or after delay=S seconds) with code C and reason R
   /headers               sends the upgrade request's headers as one JSON text message, then echoes
   /reject                answers 403 with a body instead of upgrading
   /auth                  answers 401 unless the upgrade says "Authorization: Bearer fresh", then echoes
@@ -34,6 +34,7 @@ async def handler(connection):
             await connection.send(str(index % 10) * size)
         await connection.wait_closed()
     elif url.path == "/close":
+        await asyncio.sleep(float(query.get("delay", "0")))
         await connection.close(int(query.get("code", "1000")), query.get("reason", ""))
     elif url.path == "/silent":
         await asyncio.sleep(3600)

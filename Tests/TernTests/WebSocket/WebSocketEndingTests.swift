@@ -157,9 +157,11 @@ import Testing
 
     @Test func openingsSeeEachReconnectionSoAResubscribeNeedsNoBox() async throws {
         let socket = try WebSocketTests.client().webSocket(
-            Request<Data>("close", query: ["code": 1012]),
+            Request<Data>("close", query: ["code": 1012, "delay": 0.3]),
             options: WebSocketOptions(reconnect: WebSocketReconnectPolicy(maxAttempts: 2, baseDelay: 0.2, jitter: 0)))
-        // Asked for before the first connection can have opened (it needs a round trip).
+        // Each connection stays open 0.3 s: a test thread held up between opening the socket and
+        // asking for its openings still finds the first one open (it is yielded at once), where a
+        // server that closed at once let a loaded CI run miss it.
         let sequence = socket.openings()
         let openings = try await WebSocketTests.within {
             var count = 0
