@@ -6,6 +6,7 @@ RFC 6455 implementation), on 127.0.0.1 only. Paths:
   /close?code=C&reason=R closes at once (or after delay=S seconds) with code C and reason R
   /headers               sends the upgrade request's headers as one JSON text message, then echoes
   /reject                answers 403 with a body instead of upgrading
+  /moved                 answers 307 with Location: /echo (an upgrade a client may follow)
   /auth                  answers 401 unless the upgrade says "Authorization: Bearer fresh", then echoes
   /silent                completes the handshake, then never answers (not even pings)
   /extensions            sends the Sec-WebSocket-Extensions the server agreed to ("" for none) as one
@@ -50,6 +51,10 @@ async def handler(connection):
 def process_request(connection, request):
     if request.path.startswith("/reject"):
         return connection.respond(HTTPStatus.FORBIDDEN, "no sockets for you\n")
+    if request.path.startswith("/moved"):
+        response = connection.respond(HTTPStatus.TEMPORARY_REDIRECT, "moved to /echo\n")
+        response.headers["Location"] = "/echo"
+        return response
     if request.path.startswith("/auth") and request.headers.get("Authorization") != "Bearer fresh":
         return connection.respond(HTTPStatus.UNAUTHORIZED, "token expired\n")
     return None

@@ -77,12 +77,14 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         self.destination = destination
         self.bodyOnDisk = bodyOnDisk
         self.hooks = hooks
+        // A socket's upgrade reports on the socket's channel, which tells its beginning and end.
         self.monitor =
-            client.configuration.monitors.isEmpty && client.configuration.tracer == nil
-            ? nil
-            : MonitorChannel(
-                monitors: client.configuration.monitors, tracer: client.configuration.tracer, requestID: id,
-                method: request.method, url: urlRequest.url, tags: options.tags)
+            options.upgrade.map { $0.channel }
+            ?? (client.configuration.monitors.isEmpty && client.configuration.tracer == nil
+                ? nil
+                : MonitorChannel(
+                    monitors: client.configuration.monitors, tracer: client.configuration.tracer, requestID: id,
+                    method: request.method, url: urlRequest.url, tags: options.tags))
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
@@ -203,7 +205,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
 
     override func cancelled(_ reason: TernError.CancellationReason) {
         client.statistics.requestEnded(.cancelled(reason), seconds: secondsSinceSend)
-        monitor?.send(.cancelled(reason))
+        if options.upgrade == nil { monitor?.send(.cancelled(reason)) }
     }
 
     /// Attempt `number` ran out of its own deadline: its outcome is a timeout, decided like any.
@@ -217,7 +219,9 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         destination.requestEnded()
         bodyOnDisk?.ended()
         // A cancellation reported silently sends no `.finished`: its span ends here.
-        if let span = monitor?.span, let reason = read(\.cancellation) { span.end(outcome(of: .failure(.cancelled(reason)))) }
+        if let span = monitor?.span, options.upgrade == nil, let reason = read(\.cancellation) {
+            span.end(outcome(of: .failure(.cancelled(reason))))
+        }
     }
 
     /// Where slow processing and retry delays run: never a transport's callback thread.

@@ -24,6 +24,7 @@ final class SharingTransport: Sendable {
         _ request: TransportRequest, for id: UInt64, sharing identity: RequestIdentity?,
         events: @escaping @Sendable (TransportEvent) -> Void
     ) -> (any TransportTask)? {
+        if let upgrade = request.upgrade { return upgrade.start(request, on: transport, events: events) }
         guard let identity else { return transport.start(request, events: events) }
         let (exchange, leads) = open.withLock { open -> (SharedExchange, Bool) in
             if let exchange = open[identity], exchange.join(id, events: events) { return (exchange, false) }

@@ -109,6 +109,9 @@ public struct TransportRequest: Sendable {
     /// Whether the transport should follow redirects itself. Default false: a 3xx response is
     /// handed back as it is, and Tern decides.
     public var followsRedirects: Bool
+    /// The WebSocket connection this exchange opens, when it is a socket's upgrade: it runs on
+    /// the connection the socket keeps, not on the transport's own exchanges.
+    var upgrade: WebSocketUpgrade?
 
     /// Creates a transport request; a body set on `urlRequest` moves into `body`.
     public init(

@@ -72,91 +72,45 @@ extension Client {
         handler: (@Sendable (WebSocketEvent) -> Void)?
     ) -> WebSocket {
         let state = Locked(WebSocket.State())
-        let inboxLink = Locked<(any WebSocketDriver)?>(nil)
+        let driverLink = Locked<ReconnectingDriver?>(nil)
         let inbox = WebSocketInbox(limit: options.receiveBufferSize) { hold in
-            inboxLink.withLock { $0 }?.setReadingPaused(hold)
+            driverLink.withLock { $0 }?.setReadingPaused(hold)
         }
         var httpRequest = request
         httpRequest.url = Self.httpForm(of: request.url)
-        let options = options
         let callOptions = CallOptions(httpRequest, client: self, alwaysReportsCancellation: true)
-        let hooks = HookChain(request: httpRequest, settings: callOptions.settings, client: self)
-        let lifecycleBox = Locked<WebSocketLifecycle?>(nil)
         let queue = callbackQueue(for: request)
         let id = RequestLifecycle.nextID()
-        // A socket that cannot start: unregistered, ended with `error` before it is returned.
-        func failed(_ error: TernError, url: URL?) -> WebSocket {
-            let url = url.map(Self.webSocketForm(of:))
-            let lifecycle = WebSocketLifecycle(id: id, url: url, tags: callOptions.tags, lifetime: request.lifetime)
-            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: queue)
-            prepared?(socket)
-            url.flatMap { WebSocketMonitor(client: self, id: id, url: $0, tags: callOptions.tags) }?.observe(.ended(.failed(error)))
-            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
-            return socket
-        }
+        let lifecycleBox = Locked<WebSocketLifecycle?>(nil)
+        // Built once, to name the socket and its host; each connection's call builds it again
+        // (as prebuilt: parameter and URL hooks do not run twice) and runs its adapters.
         let urlRequest: URLRequest
         do {
             if let problem = configurationError { throw problem }
             guard !isInvalidated else { throw TernError.clientInvalidated }
+            let hooks = HookChain(request: httpRequest, settings: callOptions.settings, client: self)
             (urlRequest, _) = try RequestBuilder.prepare(httpRequest, options: callOptions, hooks: hooks)
         } catch {
-            return failed(error as? TernError ?? .clientInvalidated, url: nil)
+            let error = error as? TernError ?? .clientInvalidated
+            let lifecycle = WebSocketLifecycle(id: id, url: nil, tags: callOptions.tags, lifetime: request.lifetime)
+            let socket = WebSocket(handle: lifecycle.makeHandle(), inbox: inbox, connection: nil, state: state, callbackQueue: queue)
+            prepared?(socket)
+            Self.socketEvent(.ended(.failed(error)), state: state, inbox: inbox, lifecycle: nil, handler: handler)
+            return socket
         }
         let url = urlRequest.url ?? URL(fileURLWithPath: "/")
-        let connection: any WebSocketDriver
         let monitor = WebSocketMonitor(client: self, id: id, url: Self.webSocketForm(of: url), tags: callOptions.tags)
         let relay: @Sendable (WebSocketDriverEvent) -> Void = { event in
             monitor?.observe(event)
             Self.socketEvent(event, state: state, inbox: inbox, lifecycle: lifecycleBox.withLock { $0 }, handler: handler)
         }
-        let serving = exchanges.transport.webSocketServer
-        let settings = configuration.transportSettings
-        // One connection: served in the process by a transport that serves sockets (TernStubs),
-        // else Tern's protocol over the platform's connection.
-        let make: ReconnectingDriver.Make = { events in
-            if let serving {
-                return .success(WebSocketPeer(serving: serving, request: urlRequest, protocols: options.protocols, events: events))
-            }
-            let queue = DispatchQueue(label: "Tern.WebSocket")
-            return WebSocketStreams.make(to: url, settings: settings, connectTimeout: callOptions.timeout, queue: queue).map { stream in
-                WebSocketConnection(
-                    stream: stream, queue: queue, url: url, headers: urlRequest.allHTTPHeaderFields ?? [:], options: options,
-                    openingLimits: (callOptions.timeout, callOptions.deadline), events: events)
-            }
-        }
-        // Each connection's upgrade request goes through the adapters (a fresh token on a reconnection).
-        let adapters = hooks?.adapters ?? []
-        let tags = callOptions.tags
-        let upgrades = WebSocketUpgrades(rules: hooks?.rules ?? [], url: url, tags: tags)
-        let start: @Sendable (any WebSocketDriver) -> Void = { driver in
-            let open: @Sendable (URLRequest) -> Void = { request in
-                let traced = monitor?.traced(request) ?? request
-                monitor?.connecting(traced)
-                upgrades.sent(traced)
-                driver.open(headers: traced.allHTTPHeaderFields ?? [:])
-            }
-            guard !adapters.isEmpty else { return open(urlRequest) }
-            AdaptStage(adapters: adapters).run(urlRequest, for: AttemptInfo(number: 1, tags: tags)) { outcome in
-                switch outcome {
-                case .success(let adapted): open(adapted)
-                case .failure(let error): driver.abort(error)
-                }
-            }
-        }
-        // A socket that may connect again: under its policy, or when a rule restarts a refused upgrade.
-        if options.reconnect.maxAttempts > 0 || upgrades.hasRules {
-            connection = ReconnectingDriver(policy: options.reconnect, make: make, start: start, review: upgrades.review, events: relay)
-        } else {
-            switch make(relay) {
-            case .success(let driver):
-                connection = driver
-            case .failure(let error):
-                return failed(error, url: url)
-            }
-        }
-        inboxLink.withLock { $0 = connection }
+        let opener = WebSocketOpener(
+            client: self, request: Self.upgradeRequest(httpRequest, prepared: url), options: options,
+            gateKey: WebSocketConnectGate.key(for: url), channel: monitor?.upgradeChannel)
+        let driver = ReconnectingDriver(policy: options.reconnect, opener: opener, events: relay)
+        driverLink.withLock { $0 = driver }
         let lifecycle = WebSocketLifecycle(
-            id: id, url: Self.webSocketForm(of: url), tags: callOptions.tags, lifetime: request.lifetime, connection: connection)
+            id: id, url: Self.webSocketForm(of: url), tags: callOptions.tags, lifetime: request.lifetime, driver: driver)
         lifecycleBox.withLock { $0 = lifecycle }
         let handle = lifecycle.makeHandle()
         lifecycle.begin(retaining: lifecycle.retainsHandle ? handle : nil)
@@ -164,11 +118,31 @@ extension Client {
         lifecycle.start(idle: .infinity, attemptLimit: nil, deadline: .infinity) { [weak self] in self?.leave($0) }
         if lifecycle.lifetime.kind == .owner { OwnerWatcher.shared.watch(lifecycle) }
         lifecycle.markSent()
-        let socket = WebSocket(handle: handle, inbox: inbox, connection: connection, state: state, callbackQueue: queue, monitor: monitor)
+        let socket = WebSocket(handle: handle, inbox: inbox, connection: driver, state: state, callbackQueue: queue, monitor: monitor)
         prepared?(socket)
         monitor?.created(urlRequest)
-        if connection is ReconnectingDriver { connection.open(headers: nil) } else { start(connection) }
+        driver.start()
         return socket
+    }
+
+    /// The upgrade call of each of a socket's connections: `request` at its `prepared` URL, with
+    /// its headers, group, hooks, tags, timeout and deadline; never cached, retried or shared
+    /// (reconnection is the socket's policy); its answer must be a 101. Its lifetime is the socket's.
+    private static func upgradeRequest<Value>(_ request: Request<Value>, prepared url: URL) -> Request<WebSocketAgreement> {
+        var upgrade = Request<WebSocketAgreement>(
+            url.absoluteString, headers: request.headers,
+            serializer: ResponseSerializer(acceptableContentTypes: nil, emptyValue: nil, kind: .builtIn) { _, _ throws(TernError) in
+                throw .webSocketHandshakeFailed(.notUpgraded)  // replaced by each connection's
+            })
+        upgrade.extras = request.extras
+        upgrade.isPrebuilt = true
+        upgrade.validation = ResponseValidation(acceptableStatusCodes: [101])
+        upgrade.cachePolicy = .disabled
+        upgrade.retryPolicy = RetryPolicy.none
+        upgrade.repeatStrategy = .allow
+        upgrade.lifetime = .untilFinished
+        upgrade.progress = nil
+        return upgrade
     }
 
     /// What a socket's connection reports, passed on to its waiters, its inbox and its lifecycle.
@@ -233,16 +207,16 @@ extension Client {
 /// an owner's release and `invalidate()` end it.
 // Sendable: adds only a constant to `RequestLifecycle`.
 final class WebSocketLifecycle: RequestLifecycle, @unchecked Sendable {
-    private let connection: (any WebSocketDriver)?
+    private let driver: ReconnectingDriver?
 
-    init(id: UInt64, url: URL?, tags: Set<String>, lifetime: Lifetime, connection: (any WebSocketDriver)? = nil) {
-        self.connection = connection
+    init(id: UInt64, url: URL?, tags: Set<String>, lifetime: Lifetime, driver: ReconnectingDriver? = nil) {
+        self.driver = driver
         super.init(id: id, method: .get, url: url, tags: tags, lifetime: lifetime)
     }
 
     /// A cancel (or an owner's release) ended it: the socket fails with that error.
     override func deliverEarly(_ error: TernError, handle: RequestHandle?) {
-        connection?.abort(error)
+        driver?.abort(error)
     }
 
     /// The socket ended by itself: the request is over.

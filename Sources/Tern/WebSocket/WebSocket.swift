@@ -10,7 +10,7 @@ public final class WebSocket: Sendable {
     /// The socket as a request: its id, URL, tags and phase, and `cancel()`.
     public let handle: RequestHandle
     private let inbox: WebSocketInbox
-    private let connection: (any WebSocketDriver)?
+    private let connection: ReconnectingDriver?
     private let state: Locked<State>
     /// Told of each message sent, when the client has monitors.
     private let monitor: WebSocketMonitor?
@@ -28,7 +28,7 @@ public final class WebSocket: Sendable {
     private let callbackQueue: CallbackQueue
 
     init(
-        handle: RequestHandle, inbox: WebSocketInbox, connection: (any WebSocketDriver)?, state: Locked<State>,
+        handle: RequestHandle, inbox: WebSocketInbox, connection: ReconnectingDriver?, state: Locked<State>,
         callbackQueue: CallbackQueue = .main, monitor: WebSocketMonitor? = nil
     ) {
         self.handle = handle

@@ -13,6 +13,7 @@ package protocol WebSocketByteStream: AnyObject, Sendable {
     /// the WebSocket's protocol runs: the write starts there and then, without another hop.
     func write(_ bytes: Data, written: @escaping @Sendable (URLError?) -> Void)
     /// Stops (or resumes) reading: a consumer that does not keep up holds the connection back.
+    /// A pause asked on the stream's queue (from an event) applies before the next read.
     func setReadingPaused(_ paused: Bool)
     /// Writes what is pending, then shuts the connection down for writing (TCP's FIN) while
     /// reading goes on: a graceful close, after which the peer's last bytes are read, not reset.

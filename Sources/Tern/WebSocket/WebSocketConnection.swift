@@ -1,13 +1,15 @@
 import Foundation
 
-/// One WebSocket's protocol over its byte stream: the opening handshake, frames in and out, pings
-/// and the heartbeat, the close handshake both ways, and its one ending.
+/// One WebSocket's protocol over its byte stream: the opening handshake as its call's exchange
+/// (`upgrade`), then, once the socket `begin`s it, frames in and out, pings and the heartbeat,
+/// the close handshake both ways, and its one ending.
 ///
-/// The server's protocol mistakes close the socket with their code (1002, 1007, 1009) and end it
+/// Until the 101, what happens is the call's: the answer's head and body, or the failure, go to
+/// the exchange's events (the call's clocks bound it, its cancel aborts it). After that, the
+/// server's protocol mistakes close the socket with their code (1002, 1007, 1009) and end it
 /// with `TernError.webSocketFailed`; a server's close frame is answered with the same code and
 /// ends it as `.closed`; a connection that ends without a close frame is `.abnormalClosure`, and
-/// a close the server never answers `.timedOut`. Opening is bounded by the request's `timeout`
-/// (silence) and `deadline` (connect to 101). After Tern wrote a close frame it stops writing
+/// a close the server never answers `.timedOut`. After Tern wrote a close frame it stops writing
 /// and reads on, discarding, until the server closes (or `closeTimeout`): closing a socket the
 /// peer still writes to would answer it with a reset, and the peer would never read the frame.
 /// Thread safety: every mutable property is touched only on `queue`, where the stream's events
@@ -24,10 +26,14 @@ final class WebSocketConnection: @unchecked Sendable {
     let options: WebSocketOptions
     private let stream: any WebSocketByteStream
     private let handshake: WebSocketHandshake
-    /// The handshake's URL, `http(s)`: what the upgrade request asks for and errors name.
-    private let url: URL
-    private var headers: [String: String]
-    private let events: @Sendable (Event) -> Void
+    /// The upgrade request (its URL `http(s)`), once the call's exchange starts.
+    private var request: URLRequest?
+    /// The call's exchange, until it has its answer; then the socket's events, once it begins.
+    private var exchange: (@Sendable (TransportEvent) -> Void)?
+    private var park: (@Sendable (any WebSocketDriver) -> Void)?
+    private var events: (@Sendable (Event) -> Void)?
+    /// Bytes that followed the 101, read as frames once the socket begins.
+    private var leftover = Data()
 
     /// The connection's state: every event goes through it (`WebSocketStateMachine`).
     private var machine = WebSocketStateMachine()
@@ -40,11 +46,6 @@ final class WebSocketConnection: @unchecked Sendable {
     private var pongTimer: DispatchSourceTimer?
     private var heartbeat: DispatchSourceTimer?
     private var closeTimer: DispatchSourceTimer?
-    /// The opening's clocks: silence (re-armed as bytes arrive) and the whole opening.
-    private var openingIdleTimer: DispatchSourceTimer?
-    private var openingDeadlineTimer: DispatchSourceTimer?
-    /// The request's `timeout` and `deadline`, in seconds (`.infinity`: none), for the opening.
-    private let openingLimits: (idle: TimeInterval, deadline: TimeInterval)
     /// The code of the close frame Tern wrote, if it wrote one.
     private let sentClose = Locked<WebSocketCloseCode?>(nil)
     /// Bytes accepted by `send` and not yet written, and whether `send` may accept more without
@@ -52,38 +53,58 @@ final class WebSocketConnection: @unchecked Sendable {
     private let sendBuffer = Locked((bytes: 0, isOpen: false, deflates: false))
     /// The agreed permessage-deflate, set when the socket opens; nil when none was.
     private var deflate: WebSocketDeflate?
-    /// One socket to a host connects at a time (RFC 6455 §4.1): its place there until it opens or ends.
-    private let gate: WebSocketConnectGate
-    private var ticket: WebSocketConnectGate.Ticket?
 
-    init(
-        stream: any WebSocketByteStream, queue: DispatchQueue, url: URL, headers: [String: String], options: WebSocketOptions,
-        openingLimits: (idle: TimeInterval, deadline: TimeInterval) = (.infinity, .infinity),
-        gate: WebSocketConnectGate = .shared, events: @escaping @Sendable (Event) -> Void
-    ) {
-        self.openingLimits = openingLimits
-        self.gate = gate
+    init(stream: any WebSocketByteStream, queue: DispatchQueue, handshake: WebSocketHandshake, options: WebSocketOptions) {
         self.stream = stream
         self.queue = queue
-        self.url = url
-        self.headers = headers
+        self.handshake = handshake
         self.options = options
-        self.events = events
-        handshake = WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate)
         reader = WebSocketMessageReader(maximumMessageSize: options.maximumMessageSize, maximumFrameSize: options.maximumMessageSize)
     }
 
-    // MARK: What the socket asks
+    // MARK: The opening, as a call's exchange
 
-    /// Connects and opens the WebSocket, with `headers` in place of the request's (what its
-    /// adapters made of them) when given, once no other socket to its host is connecting. The
-    /// stream holds the connection until it ends.
-    func open(headers adapted: [String: String]?) {
+    /// Connects and writes `request` as the upgrade (its headers are the adapters'), reporting
+    /// the answer to `exchange`; a 101 `park`s the connection first, for the socket to `begin`.
+    /// The stream holds the connection until it ends.
+    func upgrade(
+        _ request: URLRequest, exchange: @escaping @Sendable (TransportEvent) -> Void,
+        park: @escaping @Sendable (any WebSocketDriver) -> Void
+    ) {
         queue.async { [self] in
-            if let adapted, machine.phase == .idle { headers = adapted }
+            (self.request, self.exchange, self.park) = (request, exchange, park)
             carryOut(machine.start())
         }
     }
+
+    /// The socket takes the connection its 101 opened, with what the 101 agreed to: events go
+    /// to `events` from now on, starting with `.opened`. Reading stays paused until the socket
+    /// says (`setReadingPaused(false)`, after this).
+    func begin(_ agreement: WebSocketAgreement, events: @escaping @Sendable (Event) -> Void) {
+        queue.async { [self] in
+            guard machine.phase == .handshaking, exchange == nil else {
+                return events(.ended(machine.ending ?? .failed(.cancelled(.explicit))))
+            }
+            self.events = events
+            if let agreed = agreement.deflate {
+                do throws(TernError) {
+                    deflate = try WebSocketDeflate(agreed)
+                } catch {
+                    return carryOut(machine.fail(error))
+                }
+                reader.deflate = deflate
+                sendBuffer.withLock { $0.deflates = true }
+            }
+            carryOut(machine.upgraded())
+            events(.opened(subprotocol: agreement.subprotocol))
+            for (frames, done) in unsent { write(frames, done: done) }
+            unsent = []
+            if !leftover.isEmpty { frameBytes(leftover) }
+            leftover = Data()
+        }
+    }
+
+    // MARK: What the socket asks
 
     /// Sends `message`; `done` runs at once, on the caller's thread, when the send buffer has
     /// room for it (a write that fails later ends the socket); else once it is written, or with
@@ -138,19 +159,11 @@ final class WebSocketConnection: @unchecked Sendable {
         case .none:
             break
         case .connect:
-            ticket = gate.enter(WebSocketConnectGate.key(for: url)) {
-                self.queue.async {
-                    guard self.machine.phase == .connecting else { return }
-                    self.armOpeningClocks()
-                    self.stream.open { event in self.streamEvent(event) }
-                }
-            }
+            stream.open { event in self.streamEvent(event) }
         case .writeUpgrade:
-            restartOpeningIdle()
-            stream.write(handshake.requestHead(for: url, headers: headers)) { _ in }
+            guard let request, let url = request.url else { return }
+            stream.write(handshake.requestHead(for: url, headers: request.allHTTPHeaderFields ?? [:])) { _ in }
         case .open:
-            stopOpeningClocks()
-            leaveGate()
             sendBuffer.withLock { $0.isOpen = true }
             startHeartbeat()
         case .writeClose(let code, let reason):
@@ -186,7 +199,8 @@ final class WebSocketConnection: @unchecked Sendable {
     }
 
     private func handshakeBytes(_ bytes: Data) {
-        restartOpeningIdle()
+        guard let exchange else { return leftover.append(bytes) }  // parked: frames, for when the socket begins
+        exchange(.receiving(0))  // a sign of life: the call's idle timeout counts from here
         if var refused = refusal {
             refused.body.append(contentsOf: bytes)
             refusal = refused
@@ -197,39 +211,33 @@ final class WebSocketConnection: @unchecked Sendable {
             guard let head = try RawResponseHead.parse(headBytes) else { return }
             let rest = Array(headBytes[head.length...])
             headBytes = []
-            do {
-                let chosen = try handshake.check(status: head.status, headers: head.headers)
-                if let agreed = WebSocketHandshake.agreedDeflate(head.headers) {
-                    do {
-                        deflate = try WebSocketDeflate(agreed)
-                    } catch {
-                        return carryOut(machine.fail(error))
-                    }
-                    reader.deflate = deflate
-                    sendBuffer.withLock { $0.deflates = true }
-                }
-                carryOut(machine.upgraded())
-                events(.opened(subprotocol: chosen))
-                for (frames, done) in unsent { write(frames, done: done) }
-                unsent = []
-                if !rest.isEmpty { frameBytes(Data(rest)) }
-            } catch .status {
+            exchange(.head(ResponseHead(url: request?.url, statusCode: head.status, headerFields: head.headers)))
+            guard head.status == 101 else {
                 refusal = (head, rest)
-                finishRefusalIfComplete()
+                return finishRefusalIfComplete()
             }
+            // The call checks the 101 (its serializer) and the socket begins, or discards it;
+            // meanwhile nothing more is read (a server may send frames at once, and without end).
+            stream.setReadingPaused(true)
+            leftover = Data(rest)
+            self.exchange = nil
+            park?(self)
+            exchange(.completed(nil))
         } catch {
             if case .invalid(let failure) = error { carryOut(machine.fail(.webSocketHandshakeFailed(failure))) }
         }
     }
 
-    /// A refused handshake ends with the status, headers and body (up to 64 KB) of the answer.
+    /// A refused handshake's answer is the call's response: its body (up to 64 KB) once whole,
+    /// then the connection closes.
     private func finishRefusalIfComplete(ended: Bool = false) {
-        guard let (head, body) = refusal else { return }
+        guard let (head, body) = refusal, let exchange else { return }
         let length = head.headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
         if !ended, let length, body.count < min(length, 64 << 10) { return }
-        let kept = Data(body.prefix(min(length ?? body.count, 64 << 10)))
-        let line = RequestLine(method: "GET", url: url)
-        carryOut(machine.fail(.unacceptableStatus(code: head.status, body: kept, headers: head.headers, request: line)))
+        exchange(.data(Data(body.prefix(min(length ?? body.count, 64 << 10)))))
+        self.exchange = nil
+        exchange(.completed(nil))
+        carryOut(machine.fail(.cancelled(.explicit)))  // reported to no one: the call has its answer
     }
 
     private func frameBytes(_ bytes: Data) {
@@ -237,7 +245,7 @@ final class WebSocketConnection: @unchecked Sendable {
         do {
             while machine.phase == .open || machine.phase == .closing, let incoming = try reader.next() {
                 switch incoming {
-                case .message(let message): if machine.phase == .open { events(.message(message)) }
+                case .message(let message): if machine.phase == .open { events?(.message(message)) }
                 case .ping(let payload): writeControl(.pong, payload)
                 case .pong(let payload): pong(payload)
                 case .close(let code, let reason): carryOut(machine.closeFrameReceived(code, reason: reason))
@@ -327,43 +335,12 @@ final class WebSocketConnection: @unchecked Sendable {
         return timer
     }
 
-    /// Starts the opening's clocks as the connect starts (not while waiting at the gate).
-    private func armOpeningClocks() {
-        let deadline = openingLimits.deadline
-        if deadline.isFinite, deadline > 0 {
-            openingDeadlineTimer = after(deadline) { [self] in carryOut(machine.fail(.deadlineExceeded(after: deadline))) }
-        }
-        restartOpeningIdle()
-    }
-
-    /// Bytes arrived (or the connection did) while opening: the silence counts again from now.
-    private func restartOpeningIdle() {
-        let idle = openingLimits.idle
-        guard idle.isFinite, idle > 0 else { return }
-        openingIdleTimer?.cancel()
-        openingIdleTimer = after(idle) { [self] in carryOut(machine.fail(.timedOut(after: idle))) }
-    }
-
-    private func stopOpeningClocks() {
-        for timer in [openingIdleTimer, openingDeadlineTimer] { timer?.cancel() }
-        (openingIdleTimer, openingDeadlineTimer) = (nil, nil)
-    }
-
-    /// Lets the next socket to this host connect (or leaves the line, when still waiting).
-    private func leaveGate() {
-        guard let ticket else { return }
-        self.ticket = nil
-        gate.leave(ticket)
-    }
-
     // MARK: The end
 
     /// The ending is decided: every timer stops and what waits fails. With `drains`, after a close
     /// frame on a live connection: stops writing and reads on, discarding, until the server closes
     /// or `closeTimeout` passes; the ending is reported once the connection is released.
     private func ended(_ ending: WebSocketEnding, drains: Bool) {
-        leaveGate()
-        stopOpeningClocks()
         sendBuffer.withLock { $0.isOpen = false }
         for timer in [pongTimer, heartbeat, closeTimer] { timer?.cancel() }
         (pongTimer, heartbeat, closeTimer) = (nil, nil, nil)
@@ -378,10 +355,37 @@ final class WebSocketConnection: @unchecked Sendable {
         closeTimer = after(seconds) { [self] in carryOut(machine.closeTimedOut(after: seconds)) }
     }
 
-    /// Closes the connection and reports `ending` once it is freed (see `WebSocketByteStream.close`).
+    /// Closes the connection and reports `ending` once it is freed (see `WebSocketByteStream.close`):
+    /// to the call, while the upgrade has no answer yet; else to the socket, once it has begun.
     private func release(_ ending: WebSocketEnding) {
         closeTimer?.cancel()
         closeTimer = nil
-        stream.close { [events] in events(.ended(ending)) }
+        stream.close { [self] in
+            if let exchange {
+                self.exchange = nil
+                exchange(.completed(Self.exchangeError(ending)))
+            } else {
+                events?(.ended(ending))
+            }
+        }
+    }
+
+    /// How an opening that ended before its answer fails its call.
+    private static func exchangeError(_ ending: WebSocketEnding) -> URLError {
+        switch ending {
+        case .failed(.transport(let error)): error
+        case .failed(.cancelled): URLError(.cancelled)
+        case .failed(.webSocketFailed(.abnormalClosure, _)): URLError(.networkConnectionLost)
+        case .failed(let error): WebSocketUpgrade.urlError(error)
+        case .closed: URLError(.networkConnectionLost)
+        }
+    }
+}
+
+extension WebSocketConnection: TransportTask {
+    /// The call gave up on the opening (a cancel, its timeout or deadline). Once the upgrade has
+    /// its answer the exchange is over: a late cancel does nothing (a discarded 101 is aborted).
+    func cancel() {
+        queue.async { [self] in if exchange != nil { carryOut(machine.fail(.cancelled(.explicit))) } }
     }
 }

@@ -1,11 +1,14 @@
 import Foundation
 
-/// What a `WebSocket` runs on: Tern's RFC 6455 over a connection (`WebSocketConnection`), or a
-/// server in the same process (`WebSocketPeer`, TernStubs' stub sockets).
+/// What a `WebSocket` runs on once its upgrade call answered 101: Tern's RFC 6455 over a
+/// connection (`WebSocketConnection`), or a server in the same process (`WebSocketPeer`,
+/// TernStubs' stub sockets).
 /// Thread safety: its methods may be called from any thread.
 protocol WebSocketDriver: AnyObject, Sendable {
-    /// Opens the socket, with `headers` in place of the request's when given (its adapters').
-    func open(headers: [String: String]?)
+    /// The socket takes the connection its call's 101 opened, with what the 101 agreed to:
+    /// events go to `events` from now on, starting with `.opened`. It reads once
+    /// `setReadingPaused(false)` follows.
+    func begin(_ agreement: WebSocketAgreement, events: @escaping @Sendable (WebSocketDriverEvent) -> Void)
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void)
     func ping(done: @escaping @Sendable (TernError?) -> Void)
     func close(_ code: WebSocketCloseCode, reason: String)
@@ -46,8 +49,13 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     private let queue = DispatchQueue(label: "Tern.WebSocketPeer")
     private let serving: any WebSocketServing
     private let request: URLRequest
-    private let protocols: [String]
-    private let events: @Sendable (WebSocketDriverEvent) -> Void
+    private let handshake: WebSocketHandshake
+    /// The call's exchange, until the handshake has its answer.
+    private var exchange: (@Sendable (TransportEvent) -> Void)?
+    private let park: @Sendable (any WebSocketDriver) -> Void
+    /// The socket's events once it began; what the server did before that waits in `early`.
+    private var events: (@Sendable (WebSocketDriverEvent) -> Void)?
+    private var early: [WebSocketDriverEvent] = []
     private var isOpen = false
     private var hasEnded = false
     private var onMessage: (@Sendable (WebSocketMessage) -> Void)?
@@ -57,12 +65,14 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     var sentCloseCode: WebSocketCloseCode? { sentClose.withLock { $0 } }
 
     init(
-        serving: any WebSocketServing, request: URLRequest, protocols: [String], events: @escaping @Sendable (WebSocketDriverEvent) -> Void
+        serving: any WebSocketServing, request: URLRequest, handshake: WebSocketHandshake,
+        exchange: @escaping @Sendable (TransportEvent) -> Void, park: @escaping @Sendable (any WebSocketDriver) -> Void
     ) {
         self.serving = serving
         self.request = request
-        self.protocols = protocols
-        self.events = events
+        self.handshake = handshake
+        self.exchange = exchange
+        self.park = park
     }
 
     // MARK: The server's side
@@ -77,28 +87,34 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     /// Completes the handshake, choosing `subprotocol` (one the client offered, or nil).
     public func accept(subprotocol: String? = nil) {
         queue.async { [self] in
-            guard !isOpen, !hasEnded else { return }
-            if let subprotocol, !protocols.contains(subprotocol) {
-                return end(.failed(.webSocketHandshakeFailed(.unofferedSubprotocol(subprotocol))))
-            }
+            guard let exchange, !hasEnded else { return }
+            var headers = [
+                "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": WebSocketHandshake.accept(for: handshake.key),
+            ]
+            headers["Sec-WebSocket-Protocol"] = subprotocol
+            self.exchange = nil
             isOpen = true
-            events(.opened(subprotocol: subprotocol))
+            park(self)
+            exchange(.head(ResponseHead(url: request.url, statusCode: 101, headerFields: headers)))
+            exchange(.completed(nil))
         }
     }
 
     /// Refuses the handshake with `status` (not 101), `headers` and `body`.
     public func refuse(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         queue.async { [self] in
-            guard !isOpen else { return }
-            end(
-                .failed(
-                    .unacceptableStatus(code: status, body: body, headers: headers, request: RequestLine(method: "GET", url: request.url))))
+            guard let exchange else { return }
+            self.exchange = nil
+            hasEnded = true
+            exchange(.head(ResponseHead(url: request.url, statusCode: status, headerFields: headers)))
+            exchange(.data(body))
+            exchange(.completed(nil))
         }
     }
 
     /// Sends `message` to the client.
     public func send(_ message: WebSocketMessage) {
-        queue.async { [self] in if isOpen, !hasEnded { events(.message(message)) } }
+        queue.async { [self] in if isOpen, !hasEnded { emit(.message(message)) } }
     }
 
     /// Closes the socket from the server's side with `code` and `reason`.
@@ -113,10 +129,20 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
 
     // MARK: The client's side
 
-    func open(headers: [String: String]?) {
-        var upgrade = request
-        if let headers { upgrade.allHTTPHeaderFields = headers }
-        if !serving.serveWebSocket(upgrade, protocols: protocols, peer: self) { refuse(status: 404, body: Data("no stub socket".utf8)) }
+    /// Hands the upgrade to the server (a socket's call's exchange).
+    func upgrade() {
+        if !serving.serveWebSocket(request, protocols: handshake.protocols, peer: self) {
+            refuse(status: 404, body: Data("no stub socket".utf8))
+        }
+    }
+
+    func begin(_ agreement: WebSocketAgreement, events: @escaping @Sendable (WebSocketDriverEvent) -> Void) {
+        queue.async { [self] in
+            self.events = events
+            events(.opened(subprotocol: agreement.subprotocol))
+            for event in early { events(event) }
+            early = []
+        }
     }
 
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
@@ -136,7 +162,6 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     func close(_ code: WebSocketCloseCode, reason: String) {
         queue.async { [self] in
             guard !hasEnded else { return }
-            guard isOpen else { return end(.failed(.cancelled(.explicit))) }
             sentClose.withLock { $0 = code }
             onClose?(code, reason)
             end(.closed(code, reason: reason))
@@ -145,13 +170,25 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
 
     func abort(_ error: TernError) { queue.async { [self] in end(.failed(error)) } }
 
+    /// The call gave up on the handshake; once it has its answer, this does nothing.
+    func cancelUpgrade() { queue.async { [self] in if exchange != nil { end(.failed(.cancelled(.explicit))) } } }
+
     func setReadingPaused(_ paused: Bool) {}
+
+    private func emit(_ event: WebSocketDriverEvent) {
+        if let events { events(event) } else { early.append(event) }
+    }
 
     private func end(_ ending: WebSocketEnding) {
         guard !hasEnded else { return }
         hasEnded = true
         isOpen = false
         (onMessage, onClose) = (nil, nil)
-        events(.ended(ending))
+        if let exchange {
+            self.exchange = nil
+            if case .failed(.transport(let error)) = ending { return exchange(.completed(error)) }
+            return exchange(.completed(URLError(.cancelled)))
+        }
+        emit(.ended(ending))
     }
 }

@@ -2,22 +2,22 @@ import Foundation
 
 /// What a WebSocket tells the client's monitors (`ClientConfiguration.monitors`), in the events
 /// every request uses, so loggers and metrics see sockets with no new case to handle:
-/// `.created` with the upgrade request, `.attemptStarted` for each connection (after its
-/// adapters; a reconnection is the next attempt), `.responseReceived` with the 101 once open
-/// (its headers: the subprotocol chosen), `.progress` for each message either way (the bytes so
-/// far in that direction), `.retrying` before a reconnection, and at the end `.cancelled` when
-/// cancelled, then `.finished` — an error unless the socket closed with 1000 or 1001.
+/// `.created` with the upgrade request; each connection's upgrade call reports its own attempts
+/// on the socket's channel (`.attemptStarted` after its adapters, `.responseReceived` with the
+/// 101 or the refusal, redirects and restarts); then `.progress` for each message either way (the
+/// bytes so far in that direction), `.retrying` before a reconnection, and at the end
+/// `.cancelled` when cancelled, then `.finished` — an error unless the socket closed with 1000 or 1001.
 /// Thread safety: its tally is locked; its events go to each monitor's queue.
 final class WebSocketMonitor: Sendable {
     private struct Tally {
-        var attempts = 0
+        /// Connections tried: the first, and one more for each reconnection.
+        var attempts = 1
         var sent: Int64 = 0
         var received: Int64 = 0
         var opened = false
     }
 
     private let channel: MonitorChannel
-    private let url: URL
     private let started = DispatchTime.now()
     private let tally = Locked(Tally())
 
@@ -28,23 +28,13 @@ final class WebSocketMonitor: Sendable {
         let (monitors, tracer) = (client.configuration.monitors, client.configuration.tracer)
         guard !monitors.isEmpty || tracer != nil else { return nil }
         channel = MonitorChannel(monitors: monitors, tracer: tracer, requestID: id, method: .get, url: url, tags: tags)
-        self.url = url
     }
 
-    /// `request` with the socket's W3C trace context (`traceparent`, `tracestate`) when traced.
-    func traced(_ request: URLRequest) -> URLRequest { channel.span?.traced(request) ?? request }
+    /// Where the socket's upgrade calls report (`WebSocketUpgrade`).
+    var upgradeChannel: MonitorChannel { channel }
 
     /// The socket was prepared and admitted: `request` is its upgrade request.
     func created(_ request: URLRequest) { channel.send(.created(request)) }
-
-    /// A connection starts with `request` (its adapters applied).
-    func connecting(_ request: URLRequest) {
-        let attempt = tally.withLock {
-            $0.attempts += 1
-            return $0.attempts
-        }
-        channel.send(.attemptStarted(attempt: attempt, request: request))
-    }
 
     /// The app's `message` went to the connection.
     func sent(_ message: WebSocketMessage) {
@@ -58,17 +48,8 @@ final class WebSocketMonitor: Sendable {
     /// What the socket's driver reported.
     func observe(_ event: WebSocketDriverEvent) {
         switch event {
-        case .opened(let subprotocol):
-            let attempt = tally.withLock {
-                $0.opened = true
-                return max($0.attempts, 1)
-            }
-            let headers = ["Upgrade": "websocket", "Connection": "Upgrade"].merging(
-                subprotocol.map { ["Sec-WebSocket-Protocol": $0] } ?? [:]
-            ) { $1 }
-            if let response = HTTPURLResponse(url: url, statusCode: 101, httpVersion: "HTTP/1.1", headerFields: headers) {
-                channel.send(.responseReceived(attempt: attempt, response: response, bytes: 0))
-            }
+        case .opened:
+            tally.withLock { $0.opened = true }
         case .message(let message):
             let total = tally.withLock {
                 $0.received += Int64(message.byteCount)
@@ -76,7 +57,10 @@ final class WebSocketMonitor: Sendable {
             }
             channel.send(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)), toSpan: false)
         case .reconnecting(_, let delay, let ending):
-            let attempt = tally.withLock { $0.attempts }
+            let attempt = tally.withLock { tally in
+                defer { tally.attempts += 1 }
+                return tally.attempts
+            }
             channel.send(.retrying(attempt: attempt, delay: delay, error: WebSocket.error(of: ending)))
         case .ended(let ending):
             finished(ending)

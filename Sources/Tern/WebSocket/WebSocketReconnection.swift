@@ -67,34 +67,20 @@ public struct WebSocketReconnectPolicy: Sendable, Equatable {
     }
 }
 
-/// A socket that reconnects: one driver after another under a `WebSocketReconnectPolicy`, seen
-/// by its `WebSocket` as one socket — the same messages sequence, `.opened` after each
-/// reconnection, `.reconnecting` before it, and one `.ended`.
+/// A socket's connections, one after another: each opened by its upgrade call
+/// (`WebSocketOpener`), again under a `WebSocketReconnectPolicy` after an ending it may cure,
+/// seen by its `WebSocket` as one socket — the same messages sequence, `.opened` after each
+/// reconnection, `.reconnecting` before it, and one `.ended`. Messages sent while no connection
+/// is open wait for the next one.
 /// Thread safety: every mutable property is touched only on `queue`.
 // Sendable: all mutable state is confined to `queue`.
-final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
-    typealias Make = (@escaping @Sendable (WebSocketDriverEvent) -> Void) -> Result<any WebSocketDriver, TernError>
-    /// What the request's response rules make of a connection's ending (a refused upgrade: a
-    /// 401 an `Authentication` refreshes the token for, say), before the policy is asked.
-    enum Review: Sendable {
-        /// The policy decides.
-        case asIs
-        /// End with this instead.
-        case end(WebSocketEnding)
-        /// Connect again once `gate` restarts (the adapters run again), or end with its error.
-        case reconnect(after: RestartGate)
-    }
-
-    private let queue = DispatchQueue(label: "Tern.WebSocketReconnect")
+final class ReconnectingDriver: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "Tern.WebSocketSocket")
     private let policy: WebSocketReconnectPolicy
-    private let make: Make
-    /// Runs the request's adapters for a new driver, then opens it (or aborts it with their error).
-    private let start: @Sendable (any WebSocketDriver) -> Void
+    private let opener: WebSocketOpener
     private let events: @Sendable (WebSocketDriverEvent) -> Void
-    private let review: @Sendable (WebSocketEnding) -> Review
-    /// Set once it has stopped, for a gate that holds it (read off the queue).
-    private let hasStopped = Locked(false)
     private var current: (any WebSocketDriver)?
+    private var opening: WebSocketOpening?
     private var generation = 0
     private var failures = 0
     /// When the current connection opened.
@@ -106,20 +92,17 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     /// The close code the last connection wrote, read from any thread.
     private let lastSentClose = Locked<WebSocketCloseCode?>(nil)
 
+    /// The code of the close frame the client sent, if it sent one.
     var sentCloseCode: WebSocketCloseCode? { lastSentClose.withLock { $0 } }
 
-    init(
-        policy: WebSocketReconnectPolicy, make: @escaping Make, start: @escaping @Sendable (any WebSocketDriver) -> Void,
-        review: @escaping @Sendable (WebSocketEnding) -> Review = { _ in .asIs }, events: @escaping @Sendable (WebSocketDriverEvent) -> Void
-    ) {
-        self.review = review
+    init(policy: WebSocketReconnectPolicy, opener: WebSocketOpener, events: @escaping @Sendable (WebSocketDriverEvent) -> Void) {
         self.policy = policy
-        self.make = make
-        self.start = start
+        self.opener = opener
         self.events = events
     }
 
-    func open(headers: [String: String]?) { queue.async { [self] in connect() } }
+    /// Opens the first connection.
+    func start() { queue.async { [self] in connect() } }
 
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
         queue.async { [self] in
@@ -131,7 +114,7 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
 
     func ping(done: @escaping @Sendable (TernError?) -> Void) {
         queue.async { [self] in
-            guard let current else { return done(.webSocketFailed(code: .abnormalClosure, reason: "the WebSocket is reconnecting")) }
+            guard let current else { return done(.webSocketFailed(code: .abnormalClosure, reason: "the WebSocket is not open")) }
             current.ping(done: done)
         }
     }
@@ -140,19 +123,21 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
         queue.async { [self] in
             guard !isStopped else { return }
             isStopped = true
-            // Between connections nothing is open to close: the socket ends as cancelled.
-            if let current { current.close(code, reason: reason) } else { finish(.failed(.cancelled(.explicit))) }
+            // Before a connection is open nothing is there to close: the socket ends as cancelled.
+            if let current { current.close(code, reason: reason) } else { stopOpening(.cancelled(.explicit)) }
         }
     }
 
+    /// Ends the socket at once with `error` (a cancel).
     func abort(_ error: TernError) {
         queue.async { [self] in
             guard !isStopped else { return }
             isStopped = true
-            if let current { current.abort(error) } else { finish(.failed(error)) }
+            if let current { current.abort(error) } else { stopOpening(error) }
         }
     }
 
+    /// Stops (or resumes) reading from the connection: the reader of the messages fell behind.
     func setReadingPaused(_ paused: Bool) {
         queue.async { [self] in
             isPaused = paused
@@ -163,14 +148,29 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     private func connect() {
         generation += 1
         let number = generation
-        // Each connection holds its socket until it ends; its late events are told apart by number.
-        switch make({ event in self.queue.async { self.inner(event, of: number) } }) {
-        case .success(let driver):
+        opening = opener.open { outcome in self.queue.async { self.opened(outcome, number) } }
+    }
+
+    private func stopOpening(_ error: TernError) {
+        opening?.cancel()
+        opening = nil
+        finish(.failed(error))
+    }
+
+    private func opened(_ outcome: WebSocketOpener.Outcome, _ number: Int) {
+        guard number == generation, !isStopped else {
+            if case .success(let opened) = outcome { opened.driver.abort(.cancelled(.explicit)) }
+            return
+        }
+        opening = nil
+        switch outcome {
+        case .success(let (driver, agreement)):
             current = driver
+            // Each connection holds its socket until it ends; its late events are told apart by number.
+            driver.begin(agreement) { event in self.queue.async { self.inner(event, of: number) } }
             for (message, done) in waiting { driver.send(message, done: done) }
             waiting = []
-            if isPaused { driver.setReadingPaused(true) }
-            start(driver)
+            driver.setReadingPaused(isPaused)  // a parked connection does not read until now
         case .failure(let error):
             ended(.failed(error))
         }
@@ -197,23 +197,7 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
     }
 
     private func ended(_ ending: WebSocketEnding) {
-        guard !isStopped else { return finish(ending) }
-        switch review(ending) {
-        case .asIs: break
-        case .end(let other): return finish(other)
-        case .reconnect(let gate):
-            let hasStopped = self.hasStopped
-            return gate.hold(isOver: { hasStopped.withLock { $0 } }) { outcome in
-                self.queue.async { [self] in
-                    guard !isStopped else { return }
-                    switch outcome {
-                    case .success: connect()
-                    case .failure(let error): finish(.failed(error))
-                    }
-                }
-            }
-        }
-        guard let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
+        guard !isStopped, let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
         failures += 1
         events(.reconnecting(attempt: failures, after: delay, ending))
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
@@ -224,7 +208,6 @@ final class ReconnectingDriver: WebSocketDriver, @unchecked Sendable {
 
     private func finish(_ ending: WebSocketEnding) {
         isStopped = true
-        hasStopped.withLock { $0 = true }
         for (_, done) in waiting { done(WebSocket.error(of: ending)) }
         waiting = []
         events(.ended(ending))

@@ -58,7 +58,10 @@ import Testing
         let client = try Self.client(recorder: recorder, lines: lines)
         let refused = client.webSocket(Request<Data>("reject"))
         _ = try await WebSocketTests.within { await refused.ended() }
-        #expect(await eventually { recorder.names(of: refused.handle.id) == ["created", "attempt 1", "finished 0 after 1"] })
+        // The refusal is the upgrade's response, as any request's is.
+        #expect(
+            await eventually { recorder.names(of: refused.handle.id) == ["created", "attempt 1", "response 403", "finished 0 after 1"] },
+            "\(recorder.names(of: refused.handle.id))")
         let cancelled = client.webSocket(Request<Data>("echo"))
         try await WebSocketTests.within { try await cancelled.opened() }
         cancelled.cancel()

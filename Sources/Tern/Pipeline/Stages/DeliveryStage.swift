@@ -96,7 +96,7 @@ extension Call {
         if result.failure?.isCancelled != true || read(\.cancellation) == nil {
             client.statistics.requestEnded(result.failure, seconds: secondsSinceSend)
         }
-        monitor?.send(.finished(outcome(of: result)))
+        if options.upgrade == nil { monitor?.send(.finished(outcome(of: result))) }  // a socket's end is the socket's
     }
 
     /// How `result` ended the request, for monitors and spans.

@@ -70,6 +70,7 @@ extension Call {
     func transportError(_ error: URLError) -> TernError {
         if let host = error.userInfo[TLSFailure.pinnedHostKey] as? String { return .pinningFailed(host: host) }
         if error.userInfo[SharedExchange.refusedKey] != nil { return .clientInvalidated }
+        if let failure = error.userInfo[WebSocketUpgrade.failureKey] as? TernError { return failure }
         return switch error.code {
         case .timedOut: .timedOut(after: options.timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)

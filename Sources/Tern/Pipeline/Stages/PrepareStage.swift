@@ -60,7 +60,7 @@ extension Call {
     /// keeps alive until the end.
     func admit(retaining handle: RequestHandle?) {
         begin(retaining: handle)
-        monitor?.send(.created(urlRequest))
+        if options.upgrade == nil { monitor?.send(.created(urlRequest)) }  // a socket tells its own
         switch client.admit(self, strategy: options.repeatStrategy) {
         case .duplicate:
             cancel(.duplicate)

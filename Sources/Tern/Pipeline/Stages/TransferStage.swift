@@ -14,6 +14,7 @@ extension Call {
         // Each attempt of a download (a retry too) resumes from what is on disk now.
         let target = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
         var exchange = TransportRequest(urlRequest, destination: target, streamsBody: progress != nil || destination.streams)
+        exchange.upgrade = options.upgrade
         // A body on disk goes with every attempt that keeps the method (a retry, a 307/308); a
         // produced body, with each that can produce it again.
         if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {

@@ -24,6 +24,8 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private let connectTimeout: TimeInterval
     /// The WebSocket's own serial queue: its events are delivered here.
     private let queue: DispatchQueue
+    /// Marks `queue`, so a pause asked from one of its blocks applies at once.
+    private let onQueue = DispatchSpecificKey<Void>()
     private var easy: LibCurl.Handle?
     private var connector: CurlSocketConnector?
     /// The socket once handed over by libcurl (a plain connection), else -1.
@@ -47,6 +49,7 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
         self.settings = settings
         self.url = url
         self.connectTimeout = connectTimeout
+        queue.setSpecific(key: onQueue, value: ())
     }
 
     func open(events: @escaping @Sendable (WebSocketStreamEvent) -> Void) {
@@ -122,15 +125,20 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     }
 
     func setReadingPaused(_ paused: Bool) {
-        queue.async { [self] in
-            guard let reader, !hasEnded, paused != isReaderPaused else { return }
-            isReaderPaused = paused
-            if paused {
-                reader.suspend()
-            } else {
-                reader.resume()
-                readAvailable()
-            }
+        // Asked on the queue (from a read's event) a pause stops the read loop before its next
+        // read: a server that sends without end is not read into memory meanwhile.
+        if paused, DispatchQueue.getSpecific(key: onQueue) != nil { return applyPause(true) }
+        queue.async { [self] in applyPause(paused) }
+    }
+
+    private func applyPause(_ paused: Bool) {
+        guard let reader, !hasEnded, paused != isReaderPaused else { return }
+        isReaderPaused = paused
+        if paused {
+            reader.suspend()
+        } else {
+            reader.resume()
+            readAvailable()
         }
     }
 

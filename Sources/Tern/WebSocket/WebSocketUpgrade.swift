@@ -1,0 +1,108 @@
+import Foundation
+
+/// One WebSocket connection's opening, run as an ordinary call: the upgrade request goes through
+/// the request's adapters, response rules, redirect policy, timeout, deadline, cancellation,
+/// monitors, tracing and metrics like any request, and its exchange (this) opens the connection
+/// and writes the upgrade instead of handing the request to the transport. A 101 leaves the
+/// connection parked here until the socket takes it; any other answer is the call's response.
+/// Thread safety: safe to use from any thread (one lock).
+final class WebSocketUpgrade: Sendable {
+    /// The key of a `URLError`'s `userInfo` that carries the `TernError` an opening failed with
+    /// (a broken handshake, no libcurl) to the call, which fails with it.
+    static let failureKey = "TernWebSocketHandshakeFailure"
+
+    let handshake: WebSocketHandshake
+    /// The socket's channel to the monitors and its span: the call reports its attempts there.
+    let channel: MonitorChannel?
+    private let options: WebSocketOptions
+    private let settings: TransportSettings
+    /// The connection a 101 left open, until the socket takes it or the call fails after all.
+    private let parked = Locked<(any WebSocketDriver)?>(nil)
+
+    init(options: WebSocketOptions, settings: TransportSettings, channel: MonitorChannel?) {
+        self.options = options
+        self.settings = settings
+        self.channel = channel
+        handshake = WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate)
+    }
+
+    /// The serializer of the upgrade's response: the 101's checks (RFC 6455 §4.2.2) and what it agreed.
+    var serializer: ResponseSerializer<WebSocketAgreement> {
+        ResponseSerializer(acceptableContentTypes: nil, emptyValue: nil, kind: .builtIn) { [handshake] _, head throws(TernError) in
+            do throws(WebSocketHandshake.Refusal) {
+                let subprotocol = try handshake.check(status: head.statusCode, headers: head.headerFields)
+                return WebSocketAgreement(subprotocol: subprotocol, deflate: WebSocketHandshake.agreedDeflate(head.headerFields))
+            } catch .invalid(let failure) {
+                throw .webSocketHandshakeFailed(failure)
+            } catch {
+                throw .webSocketHandshakeFailed(.notUpgraded)  // not reached: validation lets only a 101 through
+            }
+        }
+    }
+
+    /// Opens a connection for `request` (an attempt of the call: its headers are the adapters')
+    /// and reports the upgrade's answer to `events`: in the process when `transport` serves
+    /// sockets, else over the network with the client's settings.
+    func start(
+        _ request: TransportRequest, on transport: any Transport, events: @escaping @Sendable (TransportEvent) -> Void
+    ) -> (any TransportTask)? {
+        let urlRequest = request.urlRequest
+        let parked = self.parked
+        let park: @Sendable (any WebSocketDriver) -> Void = { driver in parked.withLock { $0 = driver } }
+        if let server = transport.webSocketServer {
+            let peer = WebSocketPeer(serving: server, request: urlRequest, handshake: handshake, exchange: events, park: park)
+            peer.upgrade()
+            return PeerUpgrade(peer: peer)
+        }
+        let url = urlRequest.url ?? URL(fileURLWithPath: "/")
+        let queue = DispatchQueue(label: "Tern.WebSocket")
+        switch WebSocketStreams.make(to: url, settings: settings, connectTimeout: urlRequest.timeoutInterval, queue: queue) {
+        case .success(let stream):
+            let connection = WebSocketConnection(stream: stream, queue: queue, handshake: handshake, options: options)
+            connection.upgrade(urlRequest, exchange: events, park: park)
+            return connection
+        case .failure(let error):
+            return FailedUpgrade(error: error, events: events)
+        }
+    }
+
+    /// A `URLError` that carries `error` to the call.
+    static func urlError(_ error: TernError, code: URLError.Code = .badServerResponse) -> URLError {
+        URLError(code, userInfo: [failureKey: error, NSLocalizedDescriptionKey: error.localizedDescription])
+    }
+
+    /// The connection a 101 opened, once: the socket's from now on.
+    func take() -> (any WebSocketDriver)? {
+        parked.withLock { parked in
+            defer { parked = nil }
+            return parked
+        }
+    }
+
+    /// The call failed after its 101 (a cancel came first): the parked connection closes.
+    func discard(_ error: TernError) { take()?.abort(error) }
+}
+
+/// What a 101 agreed to: the subprotocol the server chose and the permessage-deflate parameters.
+struct WebSocketAgreement: Sendable {
+    let subprotocol: String?
+    let deflate: WebSocketDeflate.Parameters?
+}
+
+/// A socket's upgrade served in the process, as its call's exchange.
+private struct PeerUpgrade: TransportTask {
+    let peer: WebSocketPeer
+
+    func cancel() { peer.cancelUpgrade() }
+}
+
+/// An upgrade that cannot start here (no libcurl on Linux): it fails with its error, after
+/// `start` has returned.
+private struct FailedUpgrade: TransportTask {
+    init(error: TernError, events: @escaping @Sendable (TransportEvent) -> Void) {
+        let failure = WebSocketUpgrade.urlError(error)
+        DispatchQueue.global().async { events(.completed(failure)) }
+    }
+
+    func cancel() {}
+}
