@@ -73,7 +73,8 @@ extension Client {
     ) -> WebSocket {
         let state = Locked(WebSocket.State())
         let driverLink = Locked<ReconnectingDriver?>(nil)
-        let inbox = WebSocketInbox(limit: options.receiveBufferSize) { hold in
+        // The messages not yet read from `messages`: past the receive buffer, reading pauses.
+        let inbox = BackpressureQueue<WebSocketMessage>(limit: options.receiveBufferSize, size: \.byteCount) { hold in
             driverLink.withLock { $0 }?.setReadingPaused(hold)
         }
         var httpRequest = request
@@ -147,7 +148,8 @@ extension Client {
 
     /// What a socket's connection reports, passed on to its waiters, its inbox and its lifecycle.
     private static func socketEvent(
-        _ event: WebSocketDriverEvent, state: Locked<WebSocket.State>, inbox: WebSocketInbox, lifecycle: WebSocketLifecycle?,
+        _ event: WebSocketDriverEvent, state: Locked<WebSocket.State>, inbox: BackpressureQueue<WebSocketMessage>,
+        lifecycle: WebSocketLifecycle?,
         handler: (@Sendable (WebSocketEvent) -> Void)?
     ) {
         defer {
@@ -169,7 +171,7 @@ extension Client {
             for waiter in waiters { waiter.resume(returning: .success(subprotocol)) }
             for opening in openings { opening.yield(subprotocol) }
         case .message(let message):
-            if handler == nil { inbox.deliver(message) }
+            if handler == nil { inbox.append(message) }
         case .reconnecting:
             state.withLock { $0.isOpen = false }
         case .ended(let ending):
@@ -179,7 +181,7 @@ extension Client {
                 defer { (state.openWaiters, state.endWaiters, state.openings) = ([], [], []) }
                 return (state.openWaiters, state.endWaiters, state.openings)
             }
-            inbox.end(ending)
+            if case .failed(let error) = ending { inbox.finish(.failure(error)) } else { inbox.finish(.success(())) }
             for opening in openings { opening.finish() }
             for waiter in openWaiters { waiter.resume(returning: .failure(WebSocket.error(of: ending))) }
             for waiter in endWaiters { waiter.resume(returning: ending) }

@@ -9,7 +9,7 @@ import Foundation
 public final class WebSocket: Sendable {
     /// The socket as a request: its id, URL, tags and phase, and `cancel()`.
     public let handle: RequestHandle
-    private let inbox: WebSocketInbox
+    private let inbox: BackpressureQueue<WebSocketMessage>
     private let connection: ReconnectingDriver?
     private let state: Locked<State>
     /// Told of each message sent, when the client has monitors.
@@ -28,7 +28,7 @@ public final class WebSocket: Sendable {
     private let callbackQueue: CallbackQueue
 
     init(
-        handle: RequestHandle, inbox: WebSocketInbox, connection: ReconnectingDriver?, state: Locked<State>,
+        handle: RequestHandle, inbox: BackpressureQueue<WebSocketMessage>, connection: ReconnectingDriver?, state: Locked<State>,
         callbackQueue: CallbackQueue = .main, monitor: WebSocketMonitor? = nil
     ) {
         self.handle = handle
@@ -175,14 +175,15 @@ public final class WebSocket: Sendable {
 /// A `WebSocket`'s messages as they arrive.
 public struct WebSocketMessages: AsyncSequence, Sendable {
     public typealias Element = WebSocketMessage
-    let inbox: WebSocketInbox
+    let inbox: BackpressureQueue<WebSocketMessage>
 
     /// Reads the next message.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let inbox: WebSocketInbox
+        let inbox: BackpressureQueue<WebSocketMessage>
 
         /// The next message; nil once the socket closed.
-        /// - Throws: the `TernError` the socket failed with.
+        /// - Throws: the `TernError` the socket failed with (once: the next call returns nil), or
+        ///   `CancellationError` when the reading task is cancelled (the socket runs on).
         public mutating func next() async throws -> WebSocketMessage? { try await inbox.next() }
     }
 
