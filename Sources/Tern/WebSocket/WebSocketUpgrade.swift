@@ -11,7 +11,9 @@ final class WebSocketUpgrade: Sendable {
     /// (a broken handshake, no libcurl) to the call, which fails with it.
     static let failureKey = "TernWebSocketHandshakeFailure"
 
-    let handshake: WebSocketHandshake
+    /// The handshake of the call's latest attempt: each attempt (a redirect, a restart after a
+    /// refused upgrade) is a new connection with a fresh key (RFC 6455 §4.1).
+    private let latest: Locked<WebSocketHandshake>
     /// The socket's channel to the monitors and its span: the call reports its attempts there.
     let channel: MonitorChannel?
     private let options: WebSocketOptions
@@ -23,12 +25,13 @@ final class WebSocketUpgrade: Sendable {
         self.options = options
         self.settings = settings
         self.channel = channel
-        handshake = WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate)
+        latest = Locked(WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate))
     }
 
     /// The serializer of the upgrade's response: the 101's checks (RFC 6455 §4.2.2) and what it agreed.
     var serializer: ResponseSerializer<WebSocketAgreement> {
-        ResponseSerializer(acceptableContentTypes: nil, emptyValue: nil, kind: .builtIn) { [handshake] _, head throws(TernError) in
+        ResponseSerializer(acceptableContentTypes: nil, emptyValue: nil, kind: .builtIn) { [latest] _, head throws(TernError) in
+            let handshake = latest.withLock { $0 }
             do throws(WebSocketHandshake.Refusal) {
                 let subprotocol = try handshake.check(status: head.statusCode, headers: head.headerFields)
                 return WebSocketAgreement(subprotocol: subprotocol, deflate: WebSocketHandshake.agreedDeflate(head.headerFields))
@@ -47,6 +50,8 @@ final class WebSocketUpgrade: Sendable {
         _ request: TransportRequest, on transport: any Transport, events: @escaping @Sendable (TransportEvent) -> Void
     ) -> (any TransportTask)? {
         let urlRequest = request.urlRequest
+        let handshake = WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate)
+        latest.withLock { $0 = handshake }
         let parked = self.parked
         let park: @Sendable (any WebSocketDriver) -> Void = { driver in parked.withLock { $0 = driver } }
         if let server = transport.webSocketServer {
