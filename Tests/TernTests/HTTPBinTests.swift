@@ -102,8 +102,9 @@ import Testing
         let (result, elapsed) = await client.timedResult(Request<JSON>("delay/10", timeout: timeout))
         let error = try #require(result.failure)
         #expect(error == .timedOut(after: timeout), "got \(error)")
-        // Generous upper bound: only proves the deadline, not the server (10 s), ended the request.
-        #expect(elapsed >= timeout * 0.9 && elapsed < timeout + 2, "took \(elapsed) s; the server answers after 10 s")
+        // Generous upper bound: only proves the deadline, not the server (10 s), ended the request
+        // (a loaded parallel pass on URLSession once took 3 s to hand over a 1 s timeout).
+        #expect(elapsed >= timeout * 0.9 && elapsed < timeout + 5, "took \(elapsed) s; the server answers after 10 s")
     }
 
     @Test(arguments: ["gzip", "deflate", "brotli"])
