@@ -48,9 +48,9 @@ public struct StubWebSocket: Sendable {
     public static let echo = StubWebSocket { [.send($0)] }
 }
 
-extension StubTransport: WebSocketServing {
-    /// This transport: its stubs answer the client's WebSockets.
-    public var webSocketServer: (any WebSocketServing)? { self }
+extension StubTransport: WebSocketServing, WebSocketTransport {
+    /// Serves the socket here: its stubs answer the client's WebSockets.
+    public func openWebSocket(_ attempt: WebSocketAttempt) -> (any TransportTask)? { attempt.serve(by: self) }
 
     /// Answers WebSockets whose upgrade request matches `matcher` with `socket`. Later stubs win;
     /// a socket no stub matches is refused with 404.

@@ -2,7 +2,7 @@ import Foundation
 import Tern
 
 /// The TCP floor of the WebSocket rows, through Tern's own byte stream: the connection a WebSocket
-/// runs on (`WebSocketStreams`: libcurl's on Linux), its events, its queue and an async caller,
+/// runs on (libcurl's on Linux), its events, its queue and an async caller,
 /// echoing plain bytes with no framing, handshake or message API.
 /// Thread safety: its state is locked; the stream's events come on its queue.
 final class StreamEcho: Sendable {
@@ -27,7 +27,11 @@ final class StreamEcho: Sendable {
     static func open(port: Int32) async throws -> StreamEcho {
         let url = URL(string: "http://127.0.0.1:\(port)/")!
         let queue = DispatchQueue(label: "tern-bench.StreamEcho")
-        let made = WebSocketStreams.make(to: url, settings: TransportSettings(), connectTimeout: 10, queue: queue)
+        #if canImport(Glibc) || canImport(Musl)
+        let made = TransportSettings().libcurlSocketStream(to: url, connectTimeout: 10, queue: queue)
+        #else
+        let made = Result<any WebSocketByteStream, TernError>.failure(.unsupportedConfiguration("the TCP floor is measured on Linux"))
+        #endif
         let echo = StreamEcho(stream: try made.get(), queue: queue)
         let opened = await withCheckedContinuation { continuation in
             echo.state.withLock { $0.opened = continuation }

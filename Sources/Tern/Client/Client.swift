@@ -78,7 +78,7 @@ public final class Client: Sendable {
     }
 
     /// The transport a client gets when its configuration names none.
-    private static func defaultTransport(for configuration: ClientConfiguration) -> any Transport {
+    static func defaultTransport(for configuration: ClientConfiguration) -> any Transport {
         #if canImport(Glibc) || canImport(Musl)
         if !prefersURLSession {
             if let curl = CurlTransport.make(configuration: configuration) { return curl }

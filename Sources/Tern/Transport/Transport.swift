@@ -35,11 +35,6 @@ public protocol Transport: Sendable {
     /// that does not set them. Default false: the client then puts them in each `URLRequest`, so a
     /// stub or custom transport sees the headers the wire would carry.
     var sendsWireHeaders: Bool { get }
-
-    /// The server in the same process that answers this transport's WebSockets (TernStubs'
-    /// `StubTransport`), if it has one. Default nil: sockets connect over the network with Tern's
-    /// own RFC 6455, through the client's transport settings.
-    var webSocketServer: (any WebSocketServing)? { get }
 }
 
 extension Transport {
@@ -48,9 +43,6 @@ extension Transport {
 
     /// False: the client adds the wire headers to each request.
     public var sendsWireHeaders: Bool { false }
-
-    /// Nil: sockets connect over the network.
-    public var webSocketServer: (any WebSocketServing)? { nil }
 }
 
 /// One exchange as a transport sees it: the request, where its body comes from, where the

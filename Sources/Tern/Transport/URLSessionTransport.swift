@@ -203,6 +203,33 @@ public final class URLSessionTransport: Transport {
         }
         if Platform.waitsToStartTasks { starter.async(execute: end) } else { end() }
     }
+
+    /// Whether `invalidate()` has run: no new work then.
+    var hasBeenInvalidated: Bool { isInvalidated.withLock { $0 } }
+
+    #if canImport(Darwin)
+    /// A stream task to `url`'s host and port on this transport's session, for a WebSocket's
+    /// connection: its challenges come to the session's delegate (pins included) and an
+    /// invalidation cancels it; nil once invalidated.
+    func makeStreamTask(to url: URL) -> URLSessionStreamTask? {
+        guard let host = url.host else { return nil }
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        return isInvalidated.withLock { invalidated in
+            guard !invalidated else { return nil }
+            let task = session.streamTask(withHostName: host, port: port)
+            delegate.register(task, for: TransportRequest(URLRequest(url: url)), isStreamed: false) { _ in }
+            return task
+        }
+    }
+
+    /// Cancels and forgets a stream task `makeStreamTask` made; returns the pin failure its
+    /// server was refused for, if any.
+    func endStreamTask(_ task: URLSessionStreamTask) -> URLError? {
+        let failure = delegate.unregisterBuffered(task).failure
+        delegate.cancel(task)
+        return failure
+    }
+    #endif
 }
 
 /// A URLSession task behind the `TransportTask` seam, made on the transport's queue after

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A connection a WebSocket reads and writes itself: TCP, TLS for `wss`, through the client's
-/// proxy, with the client's TLS settings. Each transport gives one (`WebSocketStreams`).
+/// proxy, with the client's TLS settings. A `WebSocketTransport` opens one for each attempt.
 /// Thread safety: `write` is called on the queue it was made with (the WebSocket's), its other
 /// methods from any thread; its events come one at a time, in order, on that queue. Package-visible for tern-bench's TCP
 /// floor, which echoes plain bytes over the same stream.

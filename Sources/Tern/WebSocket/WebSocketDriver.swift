@@ -31,8 +31,7 @@ enum WebSocketDriverEvent: Sendable {
 extension WebSocketConnection: WebSocketDriver {}
 
 /// A server that answers WebSockets in the same process, without a connection (TernStubs'
-/// `StubTransport`): a client whose transport names one (`Transport.webSocketServer`) opens its
-/// sockets there.
+/// `StubTransport`): a `WebSocketTransport` hands it each attempt with `WebSocketAttempt.serve(by:)`.
 public protocol WebSocketServing: Sendable {
     /// Serves the WebSocket that `request` opens (offering `protocols`) through `peer`, the
     /// server's end; returns false when it serves none there (the socket then fails as a refused

@@ -43,32 +43,21 @@ final class WebSocketUpgrade: Sendable {
         }
     }
 
-    /// Opens a connection for `request` (an attempt of the call: its headers are the adapters')
-    /// and reports the upgrade's answer to `events`: in the process when `transport` serves
-    /// sockets, else over the network with the client's settings.
+    /// Hands `request` (an attempt of the call: its headers are the adapters') to `transport`,
+    /// which opens its connection and reports the upgrade's answer to `events`.
     func start(
         _ request: TransportRequest, on transport: any Transport, events: @escaping @Sendable (TransportEvent) -> Void
     ) -> (any TransportTask)? {
-        let urlRequest = request.urlRequest
         let handshake = WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate)
         latest.withLock { $0 = handshake }
         let parked = self.parked
-        let park: @Sendable (any WebSocketDriver) -> Void = { driver in parked.withLock { $0 = driver } }
-        if let server = transport.webSocketServer {
-            let peer = WebSocketPeer(serving: server, request: urlRequest, handshake: handshake, exchange: events, park: park)
-            peer.upgrade()
-            return PeerUpgrade(peer: peer)
+        let attempt = WebSocketAttempt(
+            request: request.urlRequest, handshake: handshake, options: options, settings: settings, exchange: events,
+            park: { driver in parked.withLock { $0 = driver } })
+        guard let capable = transport as? any WebSocketTransport else {
+            return attempt.fail(.unsupportedConfiguration("the client's transport (\(type(of: transport))) does not open WebSockets"))
         }
-        let url = urlRequest.url ?? URL(fileURLWithPath: "/")
-        let queue = DispatchQueue(label: "Tern.WebSocket")
-        switch WebSocketStreams.make(to: url, settings: settings, connectTimeout: urlRequest.timeoutInterval, queue: queue) {
-        case .success(let stream):
-            let connection = WebSocketConnection(stream: stream, queue: queue, handshake: handshake, options: options)
-            connection.upgrade(urlRequest, exchange: events, park: park)
-            return connection
-        case .failure(let error):
-            return FailedUpgrade(error: error, events: events)
-        }
+        return capable.openWebSocket(attempt)
     }
 
     /// A `URLError` that carries `error` to the call.
@@ -92,22 +81,4 @@ final class WebSocketUpgrade: Sendable {
 struct WebSocketAgreement: Sendable {
     let subprotocol: String?
     let deflate: WebSocketDeflate.Parameters?
-}
-
-/// A socket's upgrade served in the process, as its call's exchange.
-private struct PeerUpgrade: TransportTask {
-    let peer: WebSocketPeer
-
-    func cancel() { peer.cancelUpgrade() }
-}
-
-/// An upgrade that cannot start here (no libcurl on Linux): it fails with its error, after
-/// `start` has returned.
-private struct FailedUpgrade: TransportTask {
-    init(error: TernError, events: @escaping @Sendable (TransportEvent) -> Void) {
-        let failure = WebSocketUpgrade.urlError(error)
-        DispatchQueue.global().async { events(.completed(failure)) }
-    }
-
-    func cancel() {}
 }

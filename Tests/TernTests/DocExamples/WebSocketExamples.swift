@@ -44,3 +44,20 @@ func compressedLive(api: Client) -> WebSocket {
     let options = WebSocketOptions(compression: .permessageDeflate)
     return api.webSocket(Request<Data>("live/temperatures"), options: options)
 }
+
+struct LoggingTransport: WebSocketTransport {
+    let wrapped: URLSessionTransport
+
+    func start(_ request: TransportRequest,
+               events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+        print(request.urlRequest.url?.absoluteString ?? "")
+        return wrapped.start(request, events: events)
+    }
+
+    func invalidate() { wrapped.invalidate() }
+
+    func openWebSocket(_ attempt: WebSocketAttempt) -> (any TransportTask)? {
+        print("socket", attempt.request.url?.absoluteString ?? "")
+        return wrapped.openWebSocket(attempt)
+    }
+}

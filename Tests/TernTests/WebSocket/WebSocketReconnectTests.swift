@@ -58,11 +58,11 @@ import Testing
         }
     }
 
-    struct ServingTransport: Transport, WebSocketServing {
+    struct ServingTransport: WebSocketTransport, WebSocketServing {
         let server: DropsOnce
         func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? { nil }
         func invalidate() {}
-        var webSocketServer: (any WebSocketServing)? { self }
+        func openWebSocket(_ attempt: WebSocketAttempt) -> (any TransportTask)? { attempt.serve(by: self) }
         func serveWebSocket(_ request: URLRequest, protocols: [String], peer: WebSocketPeer) -> Bool {
             server.serveWebSocket(request, protocols: protocols, peer: peer)
         }

@@ -57,4 +57,55 @@ import Testing
         #expect(messages.allSatisfy { $0.byteCount == 100 })
         socket.cancel()
     }
+
+    /// A transport wrapping another forwards each upgrade attempt to it (the capability is the
+    /// wrapped one's); a transport without the capability fails its sockets with a typed error.
+    @Test func aWrappingTransportForwardsItsSocketsAndOneWithoutThemRefusesThem() async throws {
+        let inner = try #require(Client.defaultTransport(for: ClientConfiguration()) as? any WebSocketTransport)
+        let forwarding = Forwarding(wrapped: inner)
+        let socket = try WebSocketTests.client { $0.transport = forwarding }.webSocket(Request<Data>("echo"))
+        try await WebSocketTests.within {
+            var iterator = socket.messages.makeAsyncIterator()
+            try await socket.send("through the wrapper")
+            #expect(try await iterator.next() == .text("through the wrapper"))
+        }
+        socket.close()
+        _ = try await WebSocketTests.within { await socket.ended() }
+        #expect(forwarding.attempts.withLock { $0 } == 1)
+
+        let refused = try WebSocketTests.client { $0.transport = HTTPOnly(wrapped: inner) }.webSocket(Request<Data>("echo"))
+        let ending = try await WebSocketTests.within { await refused.ended() }
+        guard case .failed(.unsupportedConfiguration(let reason)) = ending else {
+            Issue.record("ended as \(ending)")
+            return
+        }
+        #expect(reason.contains("does not open WebSockets"), "\(reason)")
+        inner.invalidate()
+    }
+
+    struct Forwarding: WebSocketTransport {
+        let wrapped: any WebSocketTransport
+        let attempts = Locked(0)
+
+        func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+            wrapped.start(request, events: events)
+        }
+
+        func invalidate() {}
+
+        func openWebSocket(_ attempt: WebSocketAttempt) -> (any TransportTask)? {
+            attempts.withLock { $0 += 1 }
+            return wrapped.openWebSocket(attempt)
+        }
+    }
+
+    struct HTTPOnly: Transport {
+        let wrapped: any Transport
+
+        func start(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> (any TransportTask)? {
+            wrapped.start(request, events: events)
+        }
+
+        func invalidate() {}
+    }
 }

@@ -104,8 +104,11 @@ public final class CurlTransport: Transport {
             settings: CurlSettings(settings, curl: curl), connectionsPerHost: connectionsPerHost, startsDirectly: startsDirectly)
     }
 
-    /// What every exchange of this transport is set up with.
-    private let settings: CurlSettings
+    /// What every exchange (and WebSocket connection) of this transport is set up with.
+    let settings: CurlSettings
+
+    /// Whether `invalidate()` has run: no new work then.
+    var isInvalidated: Bool { inbox.withLock { $0.stopping } }
 
     private init(
         curl: LibCurl, multi: LibCurl.Handle, loop: CurlEventLoop, wakeup: CurlWakeup, inbox: Locked<Inbox>, executor: CurlLoopExecutor,
