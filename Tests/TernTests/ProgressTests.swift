@@ -66,15 +66,14 @@ final class ProgressLog: Sendable {
     }
 
     @Test func chunkedBodiesHaveNoTotal() async throws {
-        // Progress is coalesced while a delivery waits in the callback queue, so a starved queue
-        // thread on a loaded machine could see all four chunks as one step: delivered
-        // `.immediate`, each chunk (400 ms apart: URLSession on Linux, starved in the loaded
-        // parallel pass, once handed 200 ms apart chunks over as one) is its own step.
+        // Delivered `.immediate`, each chunk (400 ms apart) is usually its own step, but a
+        // transport starved for seconds in the loaded parallel pass hands several over as one
+        // (once all four, in a 7 s run): what matters is that no step claims a total.
         let client = Client(baseURL: try TestServers.fixture())
         let (result, log) = await run(client, Request<String>("drip", query: ["chunks": 4, "interval": 0.4]), queue: .immediate)
         #expect(try result.get().value == "chunk000chunk001chunk002chunk003")
         let steps = log.progress(.download)
-        #expect(steps.count >= 2 && steps.allSatisfy { $0.expectedBytes == nil && $0.fractionCompleted == nil })
+        #expect(!steps.isEmpty && steps.allSatisfy { $0.expectedBytes == nil && $0.fractionCompleted == nil })
         #expect(steps.last?.completedBytes == 32)
     }
 

@@ -10,8 +10,8 @@ import Foundation
 /// ```swift
 /// func openWebSocket(_ attempt: WebSocketAttempt) -> (any TransportTask)? { wrapped.openWebSocket(attempt) }
 /// ```
-/// and one that answers sockets itself, without a network, serves them:
-/// `attempt.serve(by: self)` (see `WebSocketServing`).
+/// and one that answers sockets itself, without a network, serves them with TernStubs'
+/// `attempt.serve(by: self)` (see its `WebSocketServing`).
 public protocol WebSocketTransport: Transport {
     /// Opens the connection of one attempt of a socket's upgrade call and reports the
     /// handshake's answer as the attempt's exchange; nil once the transport is invalidated.
@@ -30,17 +30,14 @@ public struct WebSocketAttempt: Sendable {
     /// The client's transport settings: a connection's proxy, TLS and host overrides.
     let settings: TransportSettings
     /// The call's exchange: the answer's head, a refusal's body, the completion.
-    let exchange: @Sendable (TransportEvent) -> Void
+    package let exchange: @Sendable (TransportEvent) -> Void
     /// Keeps the connection a 101 opened until the socket takes it.
-    let park: @Sendable (any WebSocketDriver) -> Void
+    package let park: @Sendable (any WebSocketDriver) -> Void
 
-    /// Answers the attempt in the process: `server` accepts or refuses it through a
-    /// `WebSocketPeer`, the server's end, with no connection.
-    public func serve(by server: any WebSocketServing) -> any TransportTask {
-        let peer = WebSocketPeer(serving: server, request: request, handshake: handshake, exchange: exchange, park: park)
-        peer.upgrade()
-        return PeerUpgrade(peer: peer)
-    }
+    /// The subprotocols the socket offers, in order of preference.
+    package var offeredProtocols: [String] { handshake.protocols }
+    /// The `Sec-WebSocket-Accept` a 101 must carry for this attempt's key.
+    package var acceptKey: String { WebSocketHandshake.accept(for: handshake.key) }
 
     /// Runs Tern's RFC 6455 over a new connection: `makeStream` gives it the queue its events
     /// come on; the upgrade is written once it connects.
@@ -57,13 +54,6 @@ public struct WebSocketAttempt: Sendable {
         DispatchQueue.global().async { [exchange] in exchange(.completed(failure)) }
         return FailedUpgrade()
     }
-}
-
-/// A socket's upgrade served in the process, as its call's exchange.
-private struct PeerUpgrade: TransportTask {
-    let peer: WebSocketPeer
-
-    func cancel() { peer.cancelUpgrade() }
 }
 
 /// An upgrade that could not start: it has already failed.

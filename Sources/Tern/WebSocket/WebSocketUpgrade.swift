@@ -78,7 +78,7 @@ final class WebSocketUpgrade: Sendable {
 }
 
 /// What a 101 agreed to: the subprotocol the server chose and the permessage-deflate parameters.
-struct WebSocketAgreement: Sendable {
-    let subprotocol: String?
+package struct WebSocketAgreement: Sendable {
+    package let subprotocol: String?
     let deflate: WebSocketDeflate.Parameters?
 }
