@@ -173,11 +173,17 @@ extension CachePlan {
 }
 
 extension CachedResponse {
-    /// The entry as a raw response for the delivery path: a head from its parts (Foundation's
-    /// `HTTPURLResponse`, which costs about 10 µs to build on Linux, only if something asks).
-    func raw(_ source: ResponseSource, metrics: Metrics? = nil) -> RawResponse {
-        RawResponse(
-            head: ResponseHead(url: url, statusCode: status, headerFields: headers), data: body, source: source, metrics: metrics)
+    /// The entry as a raw response for the delivery path, `now`: a head from its parts (Foundation's
+    /// `HTTPURLResponse`, which costs about 10 µs to build on Linux, only if something asks),
+    /// carrying the entry's current age as `Age` in place of the one it arrived with (RFC 9111
+    /// §4: whole seconds, at most 2³¹).
+    func raw(_ source: ResponseSource, metrics: Metrics? = nil, now: Date = Date()) -> RawResponse {
+        var fields = headers
+        if let arrived = fields.keys.first(where: { ResponseHead.sameName($0, "Age") }) { fields[arrived] = nil }
+        let age = freshness.age(resident: now.timeIntervalSince(storedAt))
+        fields["Age"] = String(Int(min(age.rounded(.down), 2_147_483_648)))
+        return RawResponse(
+            head: ResponseHead(url: url, statusCode: status, headerFields: fields), data: body, source: source, metrics: metrics)
     }
 }
 

@@ -154,8 +154,11 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         let context = rules?.context(
             for: outcome, request: route.request ?? urlRequest, attempt: route.attempt, tags: tags, requestStarted: started.uptime)
         var result: Result<Response<Value>, TernError>
-        if case .success(let raw) = outcome, destination.startsOver(afterStatus: raw.head.statusCode) {
-            return retry(after: 0, from: route, error: nil)  // a stale partial file: from byte 0
+        if case .success(let raw) = outcome, raw.source == .network {
+            invalidateCache(after: raw.head)
+            if destination.startsOver(afterStatus: raw.head.statusCode) {
+                return retry(after: 0, from: route, error: nil)  // a stale partial file: from byte 0
+            }
         }
         switch rules?.verdict(on: outcome, context: context) ?? .proceed {
         case .restart(let gate):
@@ -181,12 +184,16 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         deliver(RetryStage.counted(result, route: route), context: context)
     }
 
-    /// Stores the response as the request's cache policy says, or invalidates what an unsafe
-    /// request changed.
+    /// Stores the response as the request's cache policy says.
     private func store(_ response: Response<Value>) {
         if plan?.storeIfAllowed(response) == true { monitor?.send(.cacheStored) }
+    }
+
+    /// Invalidates what an unsafe request changed, by the exchange's answer alone (RFC 9111
+    /// §4.4): whatever the app's validation, rules or decoding make of it afterwards.
+    private func invalidateCache(after head: ResponseHead) {
         let stale = CacheInvalidation.urls(
-            method: method, target: urlRequest.url, response: response.head, storesResponse: plan?.policy.write.isEmpty == false)
+            method: method, target: urlRequest.url, response: head, storesResponse: plan?.policy.write.isEmpty == false)
         if !stale.isEmpty { client.responseCache.invalidate(stale) }
     }
 

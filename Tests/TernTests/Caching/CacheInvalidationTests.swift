@@ -52,6 +52,31 @@ import Testing
         #expect(try await client.send(CacheFixture.resource(key).caching(Self.reads)).source == .network, "a relative Location too")
     }
 
+    /// The answer's status and the method decide, not what the app makes of the answer: a 303
+    /// the request does not follow fails it, a 2xx that does not decode fails it, and both
+    /// invalidate.
+    @Test func aChangeInvalidatesEvenWhenTheAppRejectsItsAnswer() async throws {
+        let key = Fixture.uniqueKey("rejected")
+        let client = try CacheFixture.client()
+        _ = try await client.send(CacheFixture.resource(key).caching(Self.reads))
+        var unfollowed = Request<Data>("changes", method: .post, query: ["status": 303, "location": "/cached?key=\(key)"])
+        unfollowed.redirectPolicy = .never
+        let refused = await client.completionResult(unfollowed).0
+        guard case .failure(.unacceptableStatus(303, _, _, _)) = refused else {
+            Issue.record("got \(refused)")
+            return
+        }
+        #expect(try await client.send(CacheFixture.resource(key).caching(Self.reads)).source == .network)
+
+        #expect(try await client.send(CacheFixture.resource(key).caching(Self.reads)).source == .cache)
+        let undecodable = Request<[Int]>("changes", method: .post, query: ["content_location": "/cached?key=\(key)"])
+        guard case .failure(.decoding) = await client.completionResult(undecodable).0 else {
+            Issue.record("a body that is not [Int] decoded")
+            return
+        }
+        #expect(try await client.send(CacheFixture.resource(key).caching(Self.reads)).source == .network)
+    }
+
     @Test func aCachedPostIsAReadAndSafeMethodsInvalidateNothing() async throws {
         let key = Fixture.uniqueKey("read")
         let client = try CacheFixture.client()

@@ -56,6 +56,35 @@ import Testing
         #expect(try await CacheFixture.hits(key) == (2, 1))
     }
 
+    /// RFC 9111 §4: a stored response used without validation carries its current age, in place
+    /// of the `Age` it arrived with — from memory and from disk, whether the server or the app
+    /// decides freshness.
+    @Test func aHitCarriesItsCurrentAge() async throws {
+        func ages(_ response: Response<JSON>) -> [Int] {
+            response.head.headerFields.filter { ResponseHead.sameName($0.key, "Age") }.compactMap { Int($0.value) }
+        }
+        let key = Fixture.uniqueKey("age-header")
+        let directory = CacheFixture.directory()
+        let settings = ["cc": "max-age=600", "age": "100"]
+        let first = try await CacheFixture.client(.http, directory: directory).send(Self.resource(key, settings))
+        #expect(first.source == .network && ages(first) == [100])
+        try await Task.sleep(nanoseconds: 1_100_000_000)
+        let client = try CacheFixture.client(.http, directory: directory)
+        let fromDisk = try await client.send(Self.resource(key, settings))
+        let fromMemory = try await client.send(Self.resource(key, settings))
+        for hit in [fromDisk, fromMemory] {
+            #expect(hit.source == .cache)
+            #expect(ages(hit).count == 1 && (101...110).contains(ages(hit).first ?? 0), "\(ages(hit))")
+        }
+
+        let appKey = Fixture.uniqueKey("age-app")
+        let app = try CacheFixture.client(CachePolicy(read: .cacheElseNetwork, write: .memory, maxAge: 300))
+        _ = try await app.send(CacheFixture.resource(appKey))
+        try await Task.sleep(nanoseconds: 1_100_000_000)
+        let appHit = try await app.send(CacheFixture.resource(appKey))
+        #expect(appHit.source == .cache && (1...10).contains(ages(appHit).first ?? 0), "\(ages(appHit))")
+    }
+
     @Test func aDateInThePastCountsAsAge() async throws {
         let key = Fixture.uniqueKey("date")
         let client = try CacheFixture.client(.http)
