@@ -30,6 +30,21 @@ import TernStubs
         #expect(sent.last?.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
     }
 
+    /// Without an `Accept-Language` the libcurl transport sends none; URLSession on Linux
+    /// (FoundationNetworking) adds its own `en` to a request without one, as documented.
+    @Test func noAcceptLanguageSendsNone() async throws {
+        let client = Client(baseURL: try TestServers.httpbin()) {
+            $0.callbackQueue = .immediate
+            $0.transportSettings.acceptLanguage = nil
+        }
+        let headers = try await client.send(Request<JSON>("headers")).json["headers"]
+        let onURLSession = ProcessInfo.processInfo.environment["TERN_TRANSPORT"] == "urlsession"
+        #expect(headers?["Accept-Language"]?.string == (onURLSession ? "en" : nil), "\(String(describing: headers))")
+        var own = Request<JSON>("headers")
+        own.headers["Accept-Language"] = "fr"
+        #expect(try await client.send(own).json["headers"]?["Accept-Language"]?.string == "fr")
+    }
+
     @Test func aURLSessionOfYourOwnConfigurationGetsThemFromTheClient() async throws {
         let client = Client(baseURL: try TestServers.httpbin()) {
             $0.callbackQueue = .immediate

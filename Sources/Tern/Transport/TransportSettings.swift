@@ -9,7 +9,8 @@ import Foundation
 public struct TransportSettings: Sendable {
     /// The `User-Agent` header, sent the same on every platform. Default `"Tern/<version>"`.
     public var userAgent: String
-    /// The `Accept-Language` header; nil sends none. Default: the user's preferred languages.
+    /// The `Accept-Language` header; nil sends none (but URLSession on Linux adds its own `en`
+    /// to a request without one). Default: the user's preferred languages.
     public var acceptLanguage: String?
     /// Answers HTTP Basic challenges. Default nil: a 401 is delivered as `.unacceptableStatus(401)`.
     public var credential: BasicCredential?
