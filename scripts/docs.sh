@@ -3,7 +3,7 @@
 # tools (swift-symbolgraph-extract, then docc convert; no package plugin), for static hosting,
 # into .build/docs/<Module>.doccarchive and .build/docs/site/<module>/. Fails on any warning
 # from the compiler's symbol graph or from DocC (a broken link, an unknown symbol, a missing
-# topic). Usage: scripts/docs.sh [--render]
+# topic), and on a backticked `Type.member` in the prose that names nothing (check_doc_names.py). Usage: scripts/docs.sh [--render]
 #   --render  then serves the site on a free loopback port and opens Tern's landing page and one
 #             article in headless Chromium (installed with apt-get when missing), checking that
 #             each renders its title and its links.
@@ -38,6 +38,8 @@ for module in TernCache Tern TernStubs; do
     cp -R "$out/$module.doccarchive" "$out/site/$lower"
     echo "== $module: $out/$module.doccarchive" >&2
 done
+# The prose's backticked `Type.member` names exist (code blocks are compiled by DocSamplesTests).
+python3 scripts/check_doc_names.py "$out/graphs" Sources/*/*.docc/*.md README.md || status=1
 [ $status -eq 0 ] || exit $status
 [ "${1:-}" = "--render" ] || exit 0
 

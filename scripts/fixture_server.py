@@ -332,7 +332,8 @@ class Handler(BaseHTTPRequestHandler):
     def _cached(self, q):
         # A cacheable resource: counts requests under K and conditional ones under "K:304"; with
         # etag=E it sends ETag "E" and answers If-None-Match "E" with 304; lm=1 adds Last-Modified;
-        # cc=... sets Cache-Control; /cached-state?key=K&state=503|reset|up breaks or mends it.
+        # cc=... sets Cache-Control (cc304=... instead on a 304); /cached-state?key=K&state=503|reset|up
+        # breaks or mends it.
         key = q.get("key", "")
         etag = q.get("etag")
         with COUNTS_LOCK:
@@ -378,6 +379,8 @@ class Handler(BaseHTTPRequestHandler):
                 COUNTS[key + ":304"] = COUNTS.get(key + ":304", 0) + 1
             if (etag and self.headers.get("If-None-Match") == '"%s"' % etag) or ((q.get("lm") or q.get("lmago")) and self.headers.get("If-Modified-Since")):
                 self.send_response(304)
+                if q.get("cc304"):
+                    extra["Cache-Control"] = q["cc304"]  # a 304 that changes what the stored response says
                 for name, value in extra.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", "0")

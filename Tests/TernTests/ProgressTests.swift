@@ -77,6 +77,25 @@ final class ProgressLog: Sendable {
         #expect(steps.last?.completedBytes == 32)
     }
 
+    /// One delivery carrying both directions reports the upload first, as the exchange went,
+    /// whatever order the counts came in.
+    @Test func oneDeliveryReportsTheUploadBeforeTheDownload() async {
+        let queue = DispatchQueue(label: "suspended")
+        queue.suspend()
+        let log = ProgressLog()
+        let reporter = ProgressReporter(queue: .queue(queue)) { _, progress in log.record(.progress(progress)) }
+        reporter.responseStarted(ResponseHead(url: nil, statusCode: 200, headerFields: ["Content-Length": "10"]))
+        reporter.received(10)
+        reporter.sent(100, expected: 100)
+        queue.resume()
+        queue.sync {}
+        #expect(log.progress(.upload).count == 1 && log.progress(.download).count == 1)
+        let directions = log.all.compactMap { entry -> TransferProgress.Direction? in
+            if case .progress(let progress) = entry { progress.direction } else { nil }
+        }
+        #expect(directions == [.upload, .download])
+    }
+
     @Test func uploadProgressCountsTheBody() async throws {
         let client = Client(baseURL: try TestServers.httpbin())
         let body = TestPattern.bytes(2_000_000)

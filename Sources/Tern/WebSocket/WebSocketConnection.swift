@@ -220,8 +220,9 @@ final class WebSocketConnection: @unchecked Sendable {
             // meanwhile nothing more is read (a server may send frames at once, and without end).
             stream.setReadingPaused(true)
             leftover = Data(rest)
-            self.exchange = nil
             park?(self)
+            // The call has its answer: nothing of it stays with the connection.
+            (self.exchange, park, request) = (nil, nil, nil)
             exchange(.completed(nil))
         } catch {
             if case .invalid(let failure) = error { carryOut(machine.fail(.webSocketHandshakeFailed(failure))) }

@@ -87,6 +87,19 @@ import Testing
         #expect(appHit.source == .cache && (1...10).contains(ages(appHit).first ?? 0), "\(ages(appHit))")
     }
 
+    /// RFC 9111 §4.3.4: a 304's headers replace the stored ones, so a new `Cache-Control` on the
+    /// 304 makes the entry fresh for the requests after it.
+    @Test func aNotModifiedAnswersNewHeadersAreMergedIntoTheEntry() async throws {
+        let key = Fixture.uniqueKey("merge-304")
+        let client = try CacheFixture.client(.http)
+        let settings = ["cc": "no-cache", "etag": "v1", "cc304": "max-age=60"]
+        #expect(try await client.send(Self.resource(key, settings)).source == .network)
+        let revalidated = try await client.send(Self.resource(key, settings))
+        #expect(revalidated.source == .revalidated && revalidated.header("Cache-Control") == "max-age=60")
+        #expect(try await client.send(Self.resource(key, settings)).source == .cache)
+        #expect(try await CacheFixture.hits(key) == (2, 1))
+    }
+
     @Test func aDateInThePastCountsAsAge() async throws {
         let key = Fixture.uniqueKey("date")
         let client = try CacheFixture.client(.http)

@@ -144,3 +144,29 @@ import Testing
         }
     }
 }
+
+/// Which answers an item waits out and which end it: 408, 409, 425, 429 and 5xx may pass (the item
+/// is sent again, after `Retry-After` when the server gives one); any other 4xx is final.
+@Suite struct OutboxOutcomeTests {
+    static func outcome(_ status: Int, headers: [String: String] = [:]) -> OutboxRequest.Outcome {
+        OutboxRequest.outcome(of: .failure(.unacceptableStatus(code: status, body: Data("no".utf8), headers: headers)))
+    }
+
+    @Test(arguments: [408, 409, 425, 429, 500, 503])
+    func aStatusThatMayPassIsSentAgain(_ status: Int) {
+        guard case .retry(let retryAfter, _) = Self.outcome(status, headers: ["Retry-After": "7"]) else {
+            Issue.record("\(status) ended the item")
+            return
+        }
+        #expect(retryAfter == 7)
+    }
+
+    @Test(arguments: [400, 401, 403, 404, 410, 422])
+    func anotherClientErrorIsFinal(_ status: Int) {
+        guard case .failed(.rejected(let code, let body)) = Self.outcome(status) else {
+            Issue.record("\(status) did not end the item")
+            return
+        }
+        #expect(code == status && body == Data("no".utf8))
+    }
+}

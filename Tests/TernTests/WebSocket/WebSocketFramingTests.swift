@@ -154,6 +154,9 @@ import Testing
             ("a one-byte close", [0x88, 0x01, 0x03]),
             ("close code 1005", [0x88, 0x02, 0x03, 0xED]), ("close code 999", [0x88, 0x02, 0x03, 0xE7]),
             ("close code 2000", [0x88, 0x02, 0x07, 0xD0]), ("close code 5000", [0x88, 0x02, 0x13, 0x88]),
+            // Codes that only describe a closing (1004 reserved, 1006 abnormal, 1015 TLS): never on the wire.
+            ("close code 1004", [0x88, 0x02, 0x03, 0xEC]), ("close code 1006", [0x88, 0x02, 0x03, 0xEE]),
+            ("close code 1015", [0x88, 0x02, 0x03, 0xF7]),
         ]
         for (name, bytes) in cases {
             #expect(Self.violation(bytes)?.code == .protocolError, "\(name)")
