@@ -71,14 +71,30 @@ public struct WebSocketReconnectPolicy: Sendable, Equatable {
 /// (`WebSocketOpener`), again under a `WebSocketReconnectPolicy` after an ending it may cure,
 /// seen by its `WebSocket` as one socket — the same messages sequence, `.opened` after each
 /// reconnection, `.reconnecting` before it, and one `.ended`. Messages sent while no connection
-/// is open wait for the next one.
-/// Thread safety: every mutable property is touched only on `queue`.
-// Sendable: all mutable state is confined to `queue`.
+/// is open wait for the next one. An open connection's messages pass straight through, both
+/// ways: a send goes to it from the caller's thread, and what it receives goes to the socket
+/// from its own queue, with no hop through this one.
+/// Thread safety: the routing of sends (`outbound`) and the connection whose events pass
+/// (`live`) are locked; every other mutable property is touched only on `queue`.
+// Sendable: see "Thread safety".
 final class ReconnectingDriver: @unchecked Sendable {
+    /// Where a message sent now goes.
+    private struct Outbound {
+        /// The open connection, once the messages that waited for it have gone to it.
+        var direct: (any WebSocketDriver)?
+        var waiting: [(message: WebSocketMessage, done: @Sendable (TernError?) -> Void)] = []
+        /// Why the socket takes no more messages, once it has ended.
+        var refusal: TernError?
+    }
+
     private let queue = DispatchQueue(label: "Tern.WebSocketSocket")
     private let policy: WebSocketReconnectPolicy
-    private let opener: WebSocketOpener
+    /// Kept while the socket may connect again.
+    private var opener: WebSocketOpener?
     private let events: @Sendable (WebSocketDriverEvent) -> Void
+    private let outbound = Locked(Outbound())
+    /// The number of the connection whose events reach the socket.
+    private let live = Locked(0)
     private var current: (any WebSocketDriver)?
     private var opening: WebSocketOpening?
     private var generation = 0
@@ -88,7 +104,6 @@ final class ReconnectingDriver: @unchecked Sendable {
     /// The app closed or cancelled it, or it ended: no reconnection.
     private var isStopped = false
     private var isPaused = false
-    private var waiting: [(message: WebSocketMessage, done: @Sendable (TernError?) -> Void)] = []
     /// The close code the last connection wrote, read from any thread.
     private let lastSentClose = Locked<WebSocketCloseCode?>(nil)
 
@@ -105,10 +120,16 @@ final class ReconnectingDriver: @unchecked Sendable {
     func start() { queue.async { [self] in connect() } }
 
     func send(_ message: WebSocketMessage, done: @escaping @Sendable (TernError?) -> Void) {
-        queue.async { [self] in
-            if let current { return current.send(message, done: done) }
-            guard !isStopped else { return done(.webSocketFailed(code: .normalClosure, reason: "the WebSocket is closed")) }
-            waiting.append((message, done))  // sent by the next connection
+        let route = outbound.withLock { outbound -> Result<(any WebSocketDriver)?, TernError> in
+            if let direct = outbound.direct { return .success(direct) }
+            if let refusal = outbound.refusal { return .failure(refusal) }
+            outbound.waiting.append((message, done))  // sent by the next connection
+            return .success(nil)
+        }
+        switch route {
+        case .success(let connection?): connection.send(message, done: done)
+        case .success(nil): break
+        case .failure(let refusal): done(refusal)
         }
     }
 
@@ -120,6 +141,7 @@ final class ReconnectingDriver: @unchecked Sendable {
     }
 
     func close(_ code: WebSocketCloseCode, reason: String) {
+        refuseSends(.webSocketFailed(code: .normalClosure, reason: "the WebSocket is closed"))
         queue.async { [self] in
             guard !isStopped else { return }
             isStopped = true
@@ -130,10 +152,20 @@ final class ReconnectingDriver: @unchecked Sendable {
 
     /// Ends the socket at once with `error` (a cancel).
     func abort(_ error: TernError) {
+        refuseSends(error)
         queue.async { [self] in
             guard !isStopped else { return }
             isStopped = true
             if let current { current.abort(error) } else { stopOpening(error) }
+        }
+    }
+
+    /// From now on a send fails with `error` (unless one came first): the app closed or
+    /// cancelled the socket; what waited for a connection fails when the socket ends.
+    private func refuseSends(_ error: TernError) {
+        outbound.withLock { outbound in
+            outbound.direct = nil
+            if outbound.refusal == nil { outbound.refusal = error }
         }
     }
 
@@ -146,8 +178,10 @@ final class ReconnectingDriver: @unchecked Sendable {
     }
 
     private func connect() {
+        guard let opener else { return }
         generation += 1
         let number = generation
+        live.withLock { $0 = number }
         opening = opener.open { outcome in self.queue.async { self.opened(outcome, number) } }
     }
 
@@ -166,38 +200,51 @@ final class ReconnectingDriver: @unchecked Sendable {
         switch outcome {
         case .success(let (driver, agreement)):
             current = driver
+            if policy.maxAttempts == 0 { opener = nil }  // it never connects again
             // Each connection holds its socket until it ends; its late events are told apart by number.
-            driver.begin(agreement) { event in self.queue.async { self.inner(event, of: number) } }
-            for (message, done) in waiting { driver.send(message, done: done) }
-            waiting = []
+            driver.begin(agreement) { event in self.inner(event, of: number) }
+            // What waited goes first, in order; then sends go straight to the connection.
+            while true {
+                let waited = outbound.withLock { outbound in
+                    defer { outbound.waiting = [] }
+                    if outbound.waiting.isEmpty { outbound.direct = driver }
+                    return outbound.waiting
+                }
+                if waited.isEmpty { break }
+                for (message, done) in waited { driver.send(message, done: done) }
+            }
             driver.setReadingPaused(isPaused)  // a parked connection does not read until now
         case .failure(let error):
             ended(.failed(error))
         }
     }
 
+    /// A connection's event, on its queue: the opening and messages of the live connection pass
+    /// straight to the socket; its end is this driver's to decide.
     private func inner(_ event: WebSocketDriverEvent, of number: Int) {
-        guard number == generation else { return }
         switch event {
-        case .opened:
-            openedAt = .now()
-            events(event)
-        case .message, .reconnecting:
+        case .opened, .message, .reconnecting:
+            guard live.withLock({ $0 }) == number else { return }
+            if case .opened = event { queue.async { if number == self.generation { self.openedAt = .now() } } }
             events(event)
         case .ended(let ending):
-            let sent = current?.sentCloseCode
-            lastSentClose.withLock { $0 = sent }
-            current = nil
-            if let openedAt, DispatchTime.now().uptimeNanoseconds - openedAt.uptimeNanoseconds >= UInt64(policy.stableAfter * 1e9) {
-                failures = 0
+            queue.async { [self] in
+                guard number == generation else { return }
+                let sent = current?.sentCloseCode
+                lastSentClose.withLock { $0 = sent }
+                current = nil
+                outbound.withLock { $0.direct = nil }
+                if let openedAt, DispatchTime.now().uptimeNanoseconds - openedAt.uptimeNanoseconds >= UInt64(policy.stableAfter * 1e9) {
+                    failures = 0
+                }
+                openedAt = nil
+                ended(ending)
             }
-            openedAt = nil
-            ended(ending)
         }
     }
 
     private func ended(_ ending: WebSocketEnding) {
-        guard !isStopped, let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
+        guard !isStopped, opener != nil, let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
         failures += 1
         events(.reconnecting(attempt: failures, after: delay, ending))
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
@@ -208,8 +255,14 @@ final class ReconnectingDriver: @unchecked Sendable {
 
     private func finish(_ ending: WebSocketEnding) {
         isStopped = true
-        for (_, done) in waiting { done(WebSocket.error(of: ending)) }
-        waiting = []
+        let refusal = WebSocket.error(of: ending)
+        let waiting = outbound.withLock { outbound in
+            outbound.refusal = outbound.refusal ?? refusal
+            outbound.direct = nil
+            defer { outbound.waiting = [] }
+            return outbound.waiting
+        }
+        for (_, done) in waiting { done(refusal) }
         events(.ended(ending))
     }
 }
