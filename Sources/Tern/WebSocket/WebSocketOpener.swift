@@ -81,16 +81,19 @@ final class WebSocketOpening: Sendable {
 
     fileprivate func started(_ handle: RequestHandle) {
         let cancels = state.withLock { state -> Bool in
-            state.handle = handle
+            // Kept only while the call runs: the call's completion holds this opening.
+            if !state.hasEnded { state.handle = handle }
             return state.isCancelled
         }
         if cancels { handle.cancel() }
     }
 
-    /// The call ended (or never started): the next socket to the host may connect.
+    /// The call ended (or never started): the next socket to the host may connect, and the
+    /// call is let go.
     fileprivate func ended() {
         let ticket = state.withLock { state -> WebSocketConnectGate.Ticket? in
             state.hasEnded = true
+            state.handle = nil
             defer { state.ticket = nil }
             return state.ticket
         }

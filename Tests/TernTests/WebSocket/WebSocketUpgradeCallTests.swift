@@ -108,4 +108,28 @@ import Testing
 
         func invalidate() {}
     }
+
+    /// Once a socket is open its upgrade call is gone: nothing of the request stays with a
+    /// socket that never connects again (an adapter held only by the request is freed), so a
+    /// socket, and each of its reconnections, keeps no finished call alive.
+    @Test func theUpgradeCallIsFreedOnceTheSocketIsOpen() async throws {
+        final class Sentinel: RequestAdapter, @unchecked Sendable {
+            func adapt(_ request: URLRequest, for attempt: AttemptInfo) async throws -> URLRequest { request }
+        }
+        final class Watch: @unchecked Sendable {  // written once, before it is read
+            weak var sentinel: Sentinel?
+        }
+        let watch = Watch()
+        let socket: WebSocket
+        do {
+            let sentinel = Sentinel()
+            watch.sentinel = sentinel
+            var request = Request<Data>("echo")
+            request.hooks.adapters.append(sentinel)
+            socket = try WebSocketTests.client().webSocket(request)
+        }
+        try await WebSocketTests.within { try await socket.opened() }
+        #expect(await eventually { watch.sentinel == nil }, "the upgrade call (and its request) outlived the opening")
+        socket.cancel()
+    }
 }
