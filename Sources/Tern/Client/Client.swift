@@ -43,7 +43,7 @@ public final class Client: Sendable {
     /// The requests in flight (see `Client+Registry.swift`).
     let registry = Locked(Registry())
     /// The totals behind `metrics` (see `Monitoring/Metrics/`).
-    let statistics = ClientStatistics()
+    let statistics: ClientStatistics
     private let invalidated = Locked(false)
     /// What in the configuration the transport cannot honour; nil when everything can be. Set at
     /// creation (and told once on standard error): every request of the client then fails at
@@ -59,6 +59,7 @@ public final class Client: Sendable {
     ///   on standard error (`TERN_LIBCURL` names the library to load; `none` hides it).
     public init(configuration: ClientConfiguration = ClientConfiguration()) {
         self.configuration = configuration
+        statistics = ClientStatistics(client: configuration.name ?? configuration.baseURL.flatMap { URL(string: $0)?.host } ?? "tern")
         let transport = configuration.transport ?? Self.defaultTransport(for: configuration)
         self.exchanges = SharingTransport(transport)
         let unsupported =

@@ -11,6 +11,10 @@ public struct ClientConfiguration: Sendable {
     /// absolute http(s) URL, no host, a port outside 1–65535) is the client's
     /// `configurationError`.
     public var baseURL: String?
+    /// The client's name in its metrics: the `client` label of every series
+    /// (`ClientMetrics.client`), so that two clients of one process stay apart in one scrape.
+    /// Default nil: the base URL's host, or `tern` without one.
+    public var name: String?
     /// Headers added to every request; a request's own headers win. Default empty.
     public var headers: [String: String]
     /// Idle timeout in seconds: an attempt with no sign of life from the server (connecting,

@@ -89,6 +89,16 @@ func metricsEndpoint(client: Client) -> (contentType: String, body: String) {
     ("text/plain; version=0.0.4", client.metrics.prometheusText())
 }
 
+/// Two clients of one service in one scrape: `client="payments"` and `client="search"`.
+func metricsEndpoint(payments: Client, search: Client) -> String {
+    ClientMetrics.prometheusText([payments.metrics, search.metrics], prefix: "tern")
+}
+
+/// Names a client in its metrics.
+func paymentsClient() -> Client {
+    Client(baseURL: "https://pay.internal") { $0.name = "payments" }
+}
+
 /// Logs the client's traffic every ten seconds.
 func watchTraffic(client: Client) async {
     for await snapshot in client.metricsUpdates(every: 10) {

@@ -5,7 +5,7 @@ import Foundation
 /// Thread safety: safe to use from any thread.
 final class ClientStatistics: Sendable {
     private struct State {
-        var metrics = ClientMetrics(date: Date())
+        var metrics: ClientMetrics
         /// Requests that succeeded (kept apart from `requestsByOutcome`: no string hashing on
         /// the common path).
         var successes = 0
@@ -13,8 +13,13 @@ final class ClientStatistics: Sendable {
         var durations: [TimeInterval] = []
         var next = 0
     }
-    private let state = Locked(State())
+    private let state: Locked<State>
     private static let window = 1024
+
+    /// Totals of the client named `client` (its metrics' `client` label).
+    init(client: String) {
+        state = Locked(State(metrics: ClientMetrics(client: client, date: Date())))
+    }
 
     /// An exchange went to the network.
     func exchangeStarted() {
