@@ -11,6 +11,8 @@ import Tern
 //                                                  text fields; prints the response body
 //   tern-transfer get URL [LIMIT]                   GET URL into memory with a size limit of LIMIT bytes;
 //                                                  prints "ok <bytes>" or "error <TernError>"
+//   tern-transfer events|events-async URL           reads URL's server-sent events (closure or async
+//                                                  form, no size limit); prints "ok <events>" or "error <TernError>"
 //   --direct (anywhere)                            use no proxy, whatever http_proxy says
 //
 // Prints "progress up|down <bytes> <total>" lines (coalesced), then "peak-rss <bytes>" (Linux: VmHWM),
@@ -18,11 +20,13 @@ import Tern
 
 let arguments = Array(CommandLine.arguments.dropFirst()).filter { $0 != "--direct" }
 let direct = CommandLine.arguments.contains("--direct")
-guard arguments.count >= 2, ["download", "upload", "get"].contains(arguments[0]), let url = URL(string: arguments[1]), url.host != nil,
-    arguments[0] == "get" || arguments.count >= 3
+guard arguments.count >= 2, ["download", "upload", "get", "events", "events-async"].contains(arguments[0]),
+    let url = URL(string: arguments[1]), url.host != nil,
+    ["get", "events", "events-async"].contains(arguments[0]) || arguments.count >= 3
 else {
     FileHandle.standardError.write(
-        Data("usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...] | get URL [LIMIT]\n".utf8))
+        Data(
+            "usage: tern-transfer download URL FILE [--checksum] | upload URL FILE [NAME=VALUE ...] | get URL [LIMIT] | events URL\n".utf8))
     exit(2)
 }
 let file = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : "/dev/null")
@@ -46,6 +50,38 @@ func printPeakMemory() {
     {
         print("peak-rss \(kilobytes * 1024)")
     }
+}
+
+if arguments[0].hasPrefix("events") {
+    var request = Request<Data>(url.absoluteString)
+    request.maximumResponseSize = Int.max  // a long-lived stream: only the event limit applies
+    let outcome: Result<Int, TernError>
+    if arguments[0] == "events" {
+        let count = Locked(0)
+        outcome = await withCheckedContinuation { continuation in
+            client.events(request, onEvent: { _ in count.withLock { $0 += 1 } }) { result in
+                continuation.resume(returning: result.map { _ in count.withLock { $0 } })
+            }
+        }
+    } else {
+        do throws(TernError) {
+            var count = 0
+            do {
+                for try await _ in client.stream(request).events { count += 1 }
+            } catch {
+                throw error as? TernError ?? .clientInvalidated
+            }
+            outcome = .success(count)
+        } catch {
+            outcome = .failure(error)
+        }
+    }
+    printPeakMemory()
+    switch outcome {
+    case .success(let count): print("ok \(count)")
+    case .failure(let error): print("error \(error)")
+    }
+    exit(0)
 }
 
 if arguments[0] == "get" {

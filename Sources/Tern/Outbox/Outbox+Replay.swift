@@ -123,7 +123,7 @@ extension Outbox {
         let wakeIn = state.withLock { state -> UInt64? in
             if let group = state.sending.removeValue(forKey: record.seq), let group { state.busyGroups.remove(group) }
             guard !state.isClosed else { return nil }
-            let delay = UInt64(retryDelay(attempts: record.attempts + 1, retryAfter: nil) * 1e9)
+            let delay = UInt64(retryDelay(attempts: (state.launchFailures[record.seq] ?? 0) + 1, retryAfter: nil) * 1e9)
             state.dueAt[record.seq] = now + delay
             return delay
         }
@@ -179,6 +179,7 @@ extension Outbox {
                 case .interrupted:
                     continue
                 case .delivered(let code, let body):
+                    wakeWaiting(for: record, in: &state, now: now)
                     record.attempts += 1
                     record.status = code
                     record.resultBody = body.count <= Self.keptResponseLimit ? body : body.prefix(Self.keptResponseLimit)
@@ -186,14 +187,22 @@ extension Outbox {
                     state.finish(&record, delivered: true, failure: nil, now: nowMilliseconds)
                     events.append(.delivered(state.item(record)))
                 case .failed(let failure):
+                    if case .rejected = failure { wakeWaiting(for: record, in: &state, now: now) }
                     record.attempts += 1
                     state.finish(&record, delivered: false, failure: failure, now: nowMilliseconds)
                     events.append(.failed(state.item(record)))
-                case .retry(let retryAfter, let reason):
+                case .retry(let retryAfter, let reason, let connectionFailed):
+                    if connectionFailed {
+                        state.waitingForOrigin[Self.origin(of: record.url), default: []].insert(seq)
+                    } else {
+                        wakeWaiting(for: record, in: &state, now: now)  // an answer: the origin is back
+                    }
                     record.attempts += 1
                     record.lastError = reason
                     state.records[seq] = record
-                    let delay = retryDelay(attempts: record.attempts, retryAfter: retryAfter)
+                    let failures = (state.launchFailures[seq] ?? 0) + 1
+                    state.launchFailures[seq] = failures
+                    let delay = retryDelay(attempts: failures, retryAfter: retryAfter, connectionFailed: connectionFailed)
                     state.dueAt[seq] = now + UInt64(delay * 1e9)
                     events.append(.willRetry(state.item(record), after: delay))
                 }
@@ -227,13 +236,34 @@ extension Outbox {
         commit(updated, events: events)
     }
 
-    /// The wait before sending an item again: the server's `Retry-After`, else a doubling backoff
-    /// with ±20 % jitter, both capped at `maximumRetryDelay`.
-    func retryDelay(attempts: Int, retryAfter: TimeInterval?) -> TimeInterval {
-        let maximum = max(0, configuration.maximumRetryDelay)
+    /// The wait before sending an item again after its `attempts`-th failure in this launch: the
+    /// server's `Retry-After`, else a doubling backoff with ±20 % jitter, both capped at
+    /// `maximumRetryDelay`. A connection that was refused or broke (a server restarting) is tried
+    /// again on a short schedule of its own: 0.25 s, doubling, at most 2 s.
+    func retryDelay(attempts: Int, retryAfter: TimeInterval?, connectionFailed: Bool = false) -> TimeInterval {
+        var maximum = max(0, configuration.maximumRetryDelay)
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximum) }
-        let backoff = max(0, configuration.initialRetryDelay) * pow(2, Double(min(max(attempts - 1, 0), 30)))
+        var initial = max(0, configuration.initialRetryDelay)
+        if connectionFailed { (initial, maximum) = (min(initial, Self.connectionRetryDelay), min(maximum, Self.connectionRetryLimit)) }
+        let backoff = initial * pow(2, Double(min(max(attempts - 1, 0), 30)))
         return min(backoff * Double.random(in: 0.8...1.2), maximum)
+    }
+
+    /// The first wait after a refused or broken connection.
+    static let connectionRetryDelay: TimeInterval = 0.25
+    /// The longest wait after a refused or broken connection.
+    static let connectionRetryLimit: TimeInterval = 2
+
+    /// `record`'s origin answered: the items waiting after a connection failure to it go now.
+    private func wakeWaiting(for record: OutboxStore.Record, in state: inout OutboxState, now: UInt64) {
+        guard let waiting = state.waitingForOrigin.removeValue(forKey: Self.origin(of: record.url)) else { return }
+        for seq in waiting where state.dueAt[seq] != nil { state.dueAt[seq] = now }
+    }
+
+    /// `scheme://host:port` of a stored URL.
+    static func origin(of url: String) -> String {
+        guard let parsed = URL(string: url) else { return url }
+        return "\(parsed.scheme ?? "")://\(parsed.host ?? ""):\(parsed.port ?? (parsed.scheme == "https" ? 443 : 80))"
     }
 
     /// The network monitor reported a change: offline holds every send; back online, every

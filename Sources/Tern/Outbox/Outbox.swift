@@ -14,9 +14,9 @@ import TernCache
 /// let id = try outbox.enqueue(Request<JSON>("favourites", method: .post, body: .json(["city": "成都"])))
 /// for await event in outbox.events { if case .delivered(let item) = event, item.id == id { done() } }
 /// ```
-/// A 2xx delivers the item; a 4xx other than 408, 425 and 429 fails it for good (kept for the app
-/// to inspect, `retry` or `cancel`); a 5xx, those three, a lost connection or a timeout is tried
-/// again after a backoff (or the server's `Retry-After`). The client's hooks, authentication and
+/// A 2xx delivers the item; a 4xx other than 408, 409, 425 and 429 fails it for good (kept for
+/// the app to inspect, `retry` or `cancel`); a 5xx, those four, a lost connection or a timeout is
+/// tried again after a backoff (or the server's `Retry-After`). The client's hooks, authentication and
 /// retry policy apply to every send. A kill at any moment loses no accepted item; a kill between
 /// a send and the record of its answer sends it again with the same key, which a server that
 /// honours `Idempotency-Key` answers without a second effect.
@@ -95,32 +95,44 @@ public final class Outbox: Sendable {
     ///   - convertible: The request (or endpoint) to send.
     ///   - orderingGroup: Items with the same group are sent one at a time in the order accepted
     ///     (a conversation's messages); nil sends this item independently.
+    ///   - id: The item's id, chosen by the app and saved with its own record before enqueueing
+    ///     (a kill between the two then loses no link); an id already kept returns that item
+    ///     without storing another. Default nil: a new random id.
     /// - Returns: The item's id, to keep beside your own record of the action.
     /// - Throws: `OutboxError`: a limit reached, a request that cannot be built, a store that
     ///   failed, or a closed outbox. Nothing is stored then.
+    ///
+    /// It returns once the item is on disk, so it blocks its thread for a disk write (flushed by
+    /// default: a fraction of a millisecond; see `OutboxConfiguration.flushesEachWrite`).
     @discardableResult
     public func enqueue<Value>(
-        _ convertible: some RequestConvertible<Value>, orderingGroup: String? = nil
+        _ convertible: some RequestConvertible<Value>, orderingGroup: String? = nil, id chosen: OutboxItem.ID? = nil
     ) throws(OutboxError) -> OutboxItem.ID {
+        if let chosen, state.withLock({ $0.seqByID[chosen.rawValue] != nil }) { return chosen }
         let request = convertible.makeRequest()
         let built: OutboxRequest.Built
         do { built = try OutboxRequest.build(request, client: client, temporaryPath: temporaryPath) } catch { throw .invalidRequest(error) }
-        let id = Self.randomID()
+        let id = chosen?.rawValue ?? Self.randomID()
+        // A body file is named by the outbox, whatever the id looks like.
+        let bodyFile = built.temporaryFile == nil ? nil : Self.randomID()
         var record = OutboxStore.Record(
             id: id, orderingGroup: orderingGroup, apiGroup: request.group?.name, method: built.method.rawValue,
-            url: built.url.absoluteString, headers: built.headers, bodyFile: built.temporaryFile == nil ? nil : id,
+            url: built.url.absoluteString, headers: built.headers, bodyFile: bodyFile,
             bodySize: built.bodySize, idempotencyKey: Self.randomID(), created: Self.milliseconds(Date()))
         let original = OutboxRequest.Original(group: request.group, retryPolicy: request.retryPolicy)
-        let result: Result<Bool, OutboxError> = storage.withLock { box in
+        // Whether a send should start now; nil: the chosen id was kept already.
+        let result: Result<Bool?, OutboxError> = storage.withLock { box in
             guard let box else { return .failure(.closed) }
+            // Checked again where items are inserted: two enqueues of one chosen id store one item.
+            if chosen != nil, state.withLock({ $0.seqByID[id] != nil }) { return .success(nil) }
             if let limit = state.withLock({ $0.limitReached(adding: record.bodySize, configuration) }) {
                 return .failure(.limitReached(limit))
             }
             do throws(CacheError) {
-                if let file = built.temporaryFile { try box.store.adoptBodyFile(temporaryName: file, as: id) }
+                if let file = built.temporaryFile, let bodyFile { try box.store.adoptBodyFile(temporaryName: file, as: bodyFile) }
                 record.seq = try box.store.insert(record, body: built.body)
             } catch {
-                if built.temporaryFile != nil { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + id) }
+                if let bodyFile { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + bodyFile) }
                 return .failure(.storage(error))
             }
             let (item, pendingCount, pumps) = state.withLock { state in
@@ -132,13 +144,25 @@ public final class Outbox: Sendable {
             return .success(pumps)
         }
         switch result {
-        case .success(let pumps):
+        case .success(let pumps?):
             if pumps { work.async { [weak self] in self?.pump() } }
+            return OutboxItem.ID(id)
+        case .success(nil):
+            if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
             return OutboxItem.ID(id)
         case .failure(let error):
             if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
             throw error
         }
+    }
+
+    /// Waits until no item is pending: each one delivered, failed for good or removed (items
+    /// enqueued meanwhile too). Returns at once when none is, and when the outbox closes or the
+    /// waiting task is cancelled.
+    public func drained() async {
+        let stream = hub.stream(takesBacklog: false)
+        guard pendingCount > 0 else { return }
+        for await _ in stream where pendingCount == 0 { return }
     }
 
     /// Every item kept: waiting, sending, failed, and delivered within `keepsDeliveredFor`, in

@@ -65,7 +65,7 @@ public struct OutboxItem: Sendable, Hashable, Identifiable {
 /// Why an outbox item failed for good.
 /// Thread safety: a value type, safe to share.
 public enum OutboxFailure: Sendable, Hashable, CustomStringConvertible {
-    /// The server refused it with a 4xx status other than 408, 425 and 429, which a later
+    /// The server refused it with a 4xx status other than 408, 409, 425 and 429, which a later
     /// send would not change; `body` is its answer.
     case rejected(statusCode: Int, body: Data)
     /// It was not delivered within the outbox's `maximumAge`.
@@ -89,7 +89,7 @@ public enum OutboxFailure: Sendable, Hashable, CustomStringConvertible {
 public enum OutboxEvent: Sendable {
     /// An item was accepted: it is on disk.
     case enqueued(OutboxItem)
-    /// A send failed in a way that may pass (a 5xx, 408, 425 or 429, a lost connection, a
+    /// A send failed in a way that may pass (a 5xx, 408, 409, 425 or 429, a lost connection, a
     /// timeout); the item is sent again after `delay` seconds, or as soon as the network returns.
     case willRetry(OutboxItem, after: TimeInterval)
     /// The server accepted an item.

@@ -99,12 +99,17 @@ enum OutboxRequest {
     /// What one send's result means for its item.
     enum Outcome: Sendable {
         case delivered(statusCode: Int, body: Data)
-        /// A failure that may pass: send again after `retryAfter` (the server's) or a backoff.
-        case retry(retryAfter: TimeInterval?, reason: String)
+        /// A failure that may pass: send again after `retryAfter` (the server's) or a backoff;
+        /// `connectionFailed`: no connection, or it broke before an answer (refused, reset, lost).
+        case retry(retryAfter: TimeInterval?, reason: String, connectionFailed: Bool = false)
         case failed(OutboxFailure)
         /// Cancelled or the client invalidated: the item stays as it was, no attempt counted.
         case interrupted
     }
+
+    /// Transport failures of the connection itself, which a moment may cure: the server refused it
+    /// (restarting), or it broke before the answer.
+    private static let connectionFailures: Set<URLError.Code> = [.cannotConnectToHost, .networkConnectionLost]
 
     /// The outcome of a send's result.
     static func outcome(of result: Result<Response<Data>, TernError>) -> Outcome {
@@ -122,6 +127,8 @@ enum OutboxRequest {
             return .failed(.rejected(statusCode: code, body: body))
         case .cancelled, .clientInvalidated:
             return .interrupted
+        case .transport(let failure) where connectionFailures.contains(failure.code):
+            return .retry(retryAfter: nil, reason: error.description, connectionFailed: true)
         case .invalidRequest, .unsupportedConfiguration, .business:
             return .failed(.unsendable(error.description))
         default:

@@ -34,6 +34,11 @@ struct OutboxState: Sendable {
     var busyGroups: Set<String> = []
     /// When a queued item that failed may be sent again (uptime nanoseconds).
     var dueAt: [Int64: UInt64] = [:]
+    /// The failed sends of each item in this launch: the backoff counts these, not the attempts
+    /// of earlier launches, so a wait is never inherited from them.
+    var launchFailures: [Int64: Int] = [:]
+    /// Items waiting after a connection failure, by origin: an answer from that origin sends them at once.
+    var waitingForOrigin: [String: Set<Int64>] = [:]
     /// The group and retry policy of items enqueued in this run.
     var originals: [Int64: OutboxRequest.Original] = [:]
     /// Outcomes of sends, recorded together in one transaction.
@@ -105,6 +110,7 @@ struct OutboxState: Sendable {
         guard let seq = seqByID.removeValue(forKey: id.rawValue), let record = records.removeValue(forKey: seq) else { return nil }
         dueAt[seq] = nil
         originals[seq] = nil
+        launchFailures[seq] = nil
         if record.state != .delivered {
             keptCount -= 1
             keptBytes -= record.bodySize
@@ -145,6 +151,7 @@ struct OutboxState: Sendable {
         }
         pendingCount -= 1
         originals[record.seq] = nil
+        launchFailures[record.seq] = nil
         if delivered {
             keptCount -= 1
             keptBytes -= record.bodySize

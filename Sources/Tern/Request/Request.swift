@@ -138,9 +138,16 @@ public struct Request<Value: Sendable>: Sendable {
         set { editExtras { $0.download = newValue } }
     }
     /// Receives the body chunk by chunk instead of keeping it (`onChunk`, `Client.stream`).
-    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)? {
+    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> TernError?)? {
         get { extras?.values.chunkHandler }
         set { editExtras { $0.chunkHandler = newValue } }
+    }
+    /// Whether `chunkHandler` runs as the bytes arrive, on the exchange's thread (it then hands
+    /// what it makes of them to the callback queue itself): a reader that enforces a limit does
+    /// so before more is buffered.
+    var readsChunksOnArrival: Bool {
+        get { extras?.values.readsChunksOnArrival ?? false }
+        set { editExtras { $0.readsChunksOnArrival = newValue } }
     }
     /// Receives progress with the request's handle (a `TransferDelegate`), besides `progress`.
     var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)? {
@@ -243,7 +250,10 @@ extension Request where Value == Data {
     /// `.responseTooLarge` as it crosses it; a long-lived stream lifts it (`Int.max`).
     public func onChunk(_ handler: @escaping @Sendable (Data) -> Void) -> Request {
         var copy = self
-        copy.chunkHandler = { _, chunk, _ in handler(chunk) }
+        copy.chunkHandler = { _, chunk, _ in
+            handler(chunk)
+            return nil
+        }
         return copy
     }
 }

@@ -25,7 +25,8 @@ struct RequestExtras: Sendable {
     var group: APIGroup?
     var storedHooks: Hooks?
     var download: DownloadTarget?
-    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void)?
+    var chunkHandler: (@Sendable (RequestHandle?, Data, HTTPURLResponse) -> TernError?)?
+    var readsChunksOnArrival = false
     var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
     var isPrebuilt = false
     var compression: RequestCompression?

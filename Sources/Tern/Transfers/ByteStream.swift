@@ -22,6 +22,9 @@ public struct ByteStream: AsyncSequence, Sendable {
 
     let client: Client
     let request: Request<Data>
+    /// The longest line the reader takes (`lines`, `events`): a longer one fails the stream as
+    /// its bytes arrive, before they are buffered for the reader.
+    var lineLimit: Int?
     /// Bytes buffered ahead of the reader before the exchange is paused. Default 1 MB.
     public var bufferLimit = 1 << 20
 
@@ -29,7 +32,12 @@ public struct ByteStream: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> Iterator {
         let buffer = StreamBuffer(limit: bufferLimit, hardLimit: CallOptions(request, client: client).sizeLimit)
         var request = request
-        request.chunkHandler = { [weak buffer] _, chunk, _ in buffer?.append(chunk) }
+        let watch = lineLimit.map { Locked(LineLengthWatch(limit: $0)) }
+        request.chunkHandler = { [weak buffer] _, chunk, _ in
+            if let watch, watch.withLock({ $0.exceeds(after: chunk) }) { return .responseTooLarge(limit: watch.withLock(\.limit)) }
+            buffer?.append(chunk)
+            return nil
+        }
         request.callbackQueue = .immediate
         request.reportsCancellation = true
         buffer.handle = client.send(request, queue: .immediate) { [weak buffer] result in buffer?.finish(result) }
@@ -69,7 +77,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
     /// Starts the request and returns its iterator.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(bytes: bytes.makeAsyncIterator(), parser: ServerSentEventParser(limit: maximumEventSize))
+        var bytes = bytes
+        bytes.lineLimit = maximumEventSize
+        return Iterator(bytes: bytes.makeAsyncIterator(), parser: ServerSentEventParser(limit: maximumEventSize))
     }
 
     /// Reads the next event; nil at the end of the stream.
@@ -104,7 +114,9 @@ public struct Lines: AsyncSequence, Sendable {
 
     /// Starts the request and returns its iterator.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(bytes: bytes.makeAsyncIterator(), splitter: LineSplitter(limit: maximumLineLength))
+        var bytes = bytes
+        bytes.lineLimit = maximumLineLength
+        return Iterator(bytes: bytes.makeAsyncIterator(), splitter: LineSplitter(limit: maximumLineLength))
     }
 
     /// Reads the next line; nil at the end of the body.
@@ -127,5 +139,26 @@ public struct Lines: AsyncSequence, Sendable {
             }
             return ready.removeFirst()
         }
+    }
+}
+
+/// The length of the line being received, counted as its bytes arrive.
+/// Thread safety: a value type; feed one from one thread at a time.
+struct LineLengthWatch: Sendable {
+    let limit: Int
+    private var current = 0
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Whether the line being received is longer than `limit` once `chunk` is counted.
+    mutating func exceeds(after chunk: Data) -> Bool {
+        if let end = chunk.lastIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
+            current = chunk.endIndex - end - 1
+        } else {
+            current += chunk.count
+        }
+        return current > limit
     }
 }

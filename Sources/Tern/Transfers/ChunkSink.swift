@@ -5,7 +5,7 @@ import Foundation
 /// never after the request ended.
 /// Thread safety: safe to use from any thread; chunks arrive from one exchange at a time.
 final class ChunkSink: Sendable {
-    private let handler: @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void
+    private let handler: @Sendable (RequestHandle?, Data, HTTPURLResponse) -> TernError?
     private let queue: CallbackQueue
     private let validation: ResponseValidation
     private let method: HTTPMethod
@@ -16,7 +16,8 @@ final class ChunkSink: Sendable {
     private let state = Locked(State())
 
     init(
-        handler: @escaping @Sendable (RequestHandle?, Data, HTTPURLResponse) -> Void, queue: CallbackQueue, validation: ResponseValidation,
+        handler: @escaping @Sendable (RequestHandle?, Data, HTTPURLResponse) -> TernError?, queue: CallbackQueue,
+        validation: ResponseValidation,
         method: HTTPMethod
     ) {
         self.handler = handler
@@ -49,7 +50,8 @@ final class ChunkSink: Sendable {
             // A cancel or the deadline finished the request: nothing more. (A completion comes
             // after every chunk queued before it, so it never finishes the request early.)
             guard !request.hasEnded else { return }
-            handler(request.handle, chunk, head)
+            // The reader's error (an event over its limit) ends the request.
+            if let error = handler(request.handle, chunk, head) { request.fail(error) }
         }
     }
 

@@ -40,20 +40,28 @@ extension Client {
     }
 
     /// Streams a `text/event-stream` response to `onEvent`, one server-sent event at a time,
-    /// then calls `completion` once. See `Request.onChunk` for validation, deadline and retries.
+    /// then calls `completion` once. The events are parsed as the bytes arrive, so an event over
+    /// `ServerSentEvents.defaultMaximumEventSize` ends the stream with `.responseTooLarge` before
+    /// more of it is held. See `Request.onChunk` for validation, deadline and retries.
     @discardableResult
     public func events(
         _ convertible: some RequestConvertible<Data>, queue: CallbackQueue? = nil,
         onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
         completion: @escaping @Sendable (Result<Response<Data>, TernError>) -> Void
     ) -> RequestHandle {
-        // Chunks reach the parser one at a time, in order, on the callback queue.
+        // Chunks reach the parser one at a time, in order, as they arrive: an event over its
+        // limit ends the stream before more of it is held. Its events go to the callback queue.
         let parser = Locked(ServerSentEventParser())
         var request = convertible.makeRequest()
+        let delivery = queue ?? callbackQueue(for: request)
+        request.readsChunksOnArrival = true
         request.chunkHandler = { handle, chunk, _ in
             switch parser.withLock({ parser in Result { () throws(TernError) in try parser.feed(chunk) } }) {
-            case .success(let events): events.forEach(onEvent)
-            case .failure(let error): handle?.lifecycle.fail(error)  // an event over its limit ends the stream
+            case .success(let events):
+                if !events.isEmpty { delivery.perform { if handle?.lifecycle.hasEnded != true { events.forEach(onEvent) } } }
+                return nil
+            case .failure(let error):
+                return error
             }
         }
         return send(request, queue: queue, completion: completion)
@@ -73,18 +81,23 @@ extension Client {
     ) -> RequestHandle {
         var request = convertible.makeRequest()
         let box = WeakTransferDelegate(delegate)
+        // Parsed as the bytes arrive (an event over its limit ends the stream before more of it is
+        // held); each chunk and the events it completes go to the delegate on the callback queue.
         let parser = Locked<ServerSentEventParser?>(nil)
+        let delivery = queue ?? callbackQueue(for: request)
+        request.readsChunksOnArrival = true
         request.chunkHandler = { handle, chunk, response in
-            guard let handle, let delegate = box.delegate else { return }
-            delegate.request(handle, didReceive: chunk)
             let events = parser.withLock { parser -> Result<[ServerSentEvent], TernError> in
                 if parser == nil, response.mimeType?.lowercased() == "text/event-stream" { parser = ServerSentEventParser() }
                 return Result { () throws(TernError) in try parser?.feed(chunk) ?? [] }
             }
-            switch events {
-            case .success(let events): for event in events { delegate.request(handle, didReceive: event) }
-            case .failure(let error): handle.lifecycle.fail(error)  // an event over its limit ends the stream
+            if case .failure(let error) = events { return error }
+            delivery.perform {
+                guard let handle, !handle.lifecycle.hasEnded, let delegate = box.delegate else { return }
+                delegate.request(handle, didReceive: chunk)
+                for event in (try? events.get()) ?? [] { delegate.request(handle, didReceive: event) }
             }
+            return nil
         }
         return send(request, delegate: delegate, queue: queue)
     }

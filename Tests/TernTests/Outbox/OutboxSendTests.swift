@@ -77,7 +77,10 @@ import Testing
         #expect(item.url.query?.components(separatedBy: "sig=").count == 2, "\(item.url)")
         let effects = try await OutboxFixture.effects(name)
         #expect(effects.order == ["from a file"])
-        #expect(sends.count == 2)
+        // The adapter ran once per send, the parameter hook once in all (one `sig` above): two
+        // sends (the fixture fails the first), or more when a loaded machine times one out —
+        // each counted as an attempt, and still one effect.
+        #expect(sends.count == item.attempts && item.attempts >= 2, "\(sends.count) sends, \(item.attempts) attempts")
     }
 
     /// A group's adapters sign each send; after a restart they apply to the items an earlier run
@@ -154,11 +157,11 @@ import Testing
 
     @Test(arguments: [408, 409, 425, 429, 500, 503])
     func aStatusThatMayPassIsSentAgain(_ status: Int) {
-        guard case .retry(let retryAfter, _) = Self.outcome(status, headers: ["Retry-After": "7"]) else {
+        guard case .retry(let retryAfter, _, let connectionFailed) = Self.outcome(status, headers: ["Retry-After": "7"]) else {
             Issue.record("\(status) ended the item")
             return
         }
-        #expect(retryAfter == 7)
+        #expect(retryAfter == 7 && !connectionFailed)
     }
 
     @Test(arguments: [400, 401, 403, 404, 410, 422])

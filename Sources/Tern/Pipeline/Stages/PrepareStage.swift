@@ -52,7 +52,8 @@ extension Call {
     ) -> ResponseDestination {
         if let download { return .file(download) }
         guard let handler = request.chunkHandler else { return .memory }
-        return .chunks(ChunkSink(handler: handler, queue: queue, validation: options.validation, method: request.method))
+        let chunkQueue = request.readsChunksOnArrival ? .immediate : queue
+        return .chunks(ChunkSink(handler: handler, queue: chunkQueue, validation: options.validation, method: request.method))
     }
 
     /// Enters the client's registry under the repeat strategy, arms the deadline, and goes on to
