@@ -145,7 +145,9 @@ import Testing
         }
     }
 
+    /// Waits up to 30 s: ten requests to the fixture took more than 10 s to be answered in the
+    /// loaded parallel pass on URLSession.
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        if !(await eventually(condition)) { Issue.record("condition never became true") }
+        if !(await eventually(within: 30, condition)) { Issue.record("condition never became true") }
     }
 }
