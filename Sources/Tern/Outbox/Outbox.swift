@@ -106,17 +106,18 @@ public final class Outbox: Sendable {
     /// default: a fraction of a millisecond; see `OutboxConfiguration.flushesEachWrite`).
     @discardableResult
     public func enqueue<Value>(
-        _ convertible: some RequestConvertible<Value>, orderingGroup: String? = nil, id chosen: OutboxItem.ID? = nil
+        _ convertible: some RequestConvertible<Value>, orderingGroup: String? = nil, id: OutboxItem.ID? = nil
     ) throws(OutboxError) -> OutboxItem.ID {
-        if let chosen, state.withLock({ $0.seqByID[chosen.rawValue] != nil }) { return chosen }
+        if let id, state.withLock({ $0.seqByID[id.rawValue] != nil }) { return id }
         let request = convertible.makeRequest()
         let built: OutboxRequest.Built
         do { built = try OutboxRequest.build(request, client: client, temporaryPath: temporaryPath) } catch { throw .invalidRequest(error) }
-        let id = chosen?.rawValue ?? Self.randomID()
+        let chosen = id != nil
+        let rawID = id?.rawValue ?? Self.randomID()
         // A body file is named by the outbox, whatever the id looks like.
         let bodyFile = built.temporaryFile == nil ? nil : Self.randomID()
         var record = OutboxStore.Record(
-            id: id, orderingGroup: orderingGroup, apiGroup: request.group?.name, method: built.method.rawValue,
+            id: rawID, orderingGroup: orderingGroup, apiGroup: request.group?.name, method: built.method.rawValue,
             url: built.url.absoluteString, headers: built.headers, bodyFile: bodyFile,
             bodySize: built.bodySize, idempotencyKey: Self.randomID(), created: Self.milliseconds(Date()))
         let original = OutboxRequest.Original(group: request.group, retryPolicy: request.retryPolicy)
@@ -124,7 +125,7 @@ public final class Outbox: Sendable {
         let result: Result<Bool?, OutboxError> = storage.withLock { box in
             guard let box else { return .failure(.closed) }
             // Checked again where items are inserted: two enqueues of one chosen id store one item.
-            if chosen != nil, state.withLock({ $0.seqByID[id] != nil }) { return .success(nil) }
+            if chosen, state.withLock({ $0.seqByID[rawID] != nil }) { return .success(nil) }
             if let limit = state.withLock({ $0.limitReached(adding: record.bodySize, configuration) }) {
                 return .failure(.limitReached(limit))
             }
@@ -146,10 +147,10 @@ public final class Outbox: Sendable {
         switch result {
         case .success(let pumps?):
             if pumps { work.async { [weak self] in self?.pump() } }
-            return OutboxItem.ID(id)
+            return OutboxItem.ID(rawID)
         case .success(nil):
             if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
-            return OutboxItem.ID(id)
+            return OutboxItem.ID(rawID)
         case .failure(let error):
             if let file = built.temporaryFile { try? FileManager.default.removeItem(atPath: temporaryPath + "/" + file) }
             throw error
