@@ -1,2 +1,2 @@
 /// The library version (`Client.version`), sent in the default `User-Agent`.
-let ternVersion = "0.9.0"
+let ternVersion = "0.10.0"
