@@ -207,7 +207,8 @@ final class ReconnectingDriver: @unchecked Sendable {
             while true {
                 let waited = outbound.withLock { outbound in
                     defer { outbound.waiting = [] }
-                    if outbound.waiting.isEmpty { outbound.direct = driver }
+                    // Unless the app closed it meanwhile: then sends stay refused.
+                    if outbound.waiting.isEmpty, outbound.refusal == nil { outbound.direct = driver }
                     return outbound.waiting
                 }
                 if waited.isEmpty { break }
