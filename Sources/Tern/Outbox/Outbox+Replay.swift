@@ -256,14 +256,16 @@ extension Outbox {
 
     /// `record`'s origin answered: the items waiting after a connection failure to it go now.
     private func wakeWaiting(for record: OutboxStore.Record, in state: inout OutboxState, now: UInt64) {
-        guard let waiting = state.waitingForOrigin.removeValue(forKey: Self.origin(of: record.url)) else { return }
+        // Nothing waits in the common case: no URL is parsed then.
+        guard !state.waitingForOrigin.isEmpty,
+            let waiting = state.waitingForOrigin.removeValue(forKey: Self.origin(of: record.url))
+        else { return }
         for seq in waiting where state.dueAt[seq] != nil { state.dueAt[seq] = now }
     }
 
-    /// `scheme://host:port` of a stored URL.
+    /// The origin of a stored URL, as redirects compare origins.
     static func origin(of url: String) -> String {
-        guard let parsed = URL(string: url) else { return url }
-        return "\(parsed.scheme ?? "")://\(parsed.host ?? ""):\(parsed.port ?? (parsed.scheme == "https" ? 443 : 80))"
+        URL(string: url).map(RedirectStage.origin(of:)) ?? url
     }
 
     /// The network monitor reported a change: offline holds every send; back online, every

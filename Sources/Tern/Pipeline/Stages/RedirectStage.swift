@@ -63,11 +63,11 @@ struct RedirectStage: Sendable {
     }
 
     /// Same scheme, host and port (default ports made explicit).
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        return origin(a) == origin(b)
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool { origin(of: a) == origin(of: b) }
+
+    /// `scheme://host:port`, lowercased, the default port made explicit: what `sameOrigin` compares.
+    static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 }
