@@ -12,19 +12,19 @@
 
 typedef int (*tern_curl_variadic)(void *, int, ...);
 
-int tern_curl_setopt_long(void *function, void *handle, int option, long value) {
+int tern_curl_setopt_long(tern_curl_function function, void *handle, int option, long value) {
     return ((tern_curl_variadic)function)(handle, option, value);
 }
 
-int tern_curl_setopt_pointer(void *function, void *handle, int option, const void *value) {
+int tern_curl_setopt_pointer(tern_curl_function function, void *handle, int option, const void *value) {
     return ((tern_curl_variadic)function)(handle, option, value);
 }
 
-int tern_curl_setopt_offset(void *function, void *handle, int option, int64_t value) {
+int tern_curl_setopt_offset(tern_curl_function function, void *handle, int option, int64_t value) {
     return ((tern_curl_variadic)function)(handle, option, value);
 }
 
-int tern_curl_getinfo(void *function, void *handle, int info, void *out) {
+int tern_curl_getinfo(tern_curl_function function, void *handle, int info, void *out) {
     return ((tern_curl_variadic)function)(handle, info, out);
 }
 
@@ -60,7 +60,7 @@ void tern_wakeup_close(int fd) {
 typedef int (*tern_curl_fdset_function)(void *, fd_set *, fd_set *, fd_set *, int *);
 #endif
 
-int tern_curl_single_input_socket(void *fdset_function, void *multi) {
+int tern_curl_single_input_socket(tern_curl_function fdset_function, void *multi) {
 #ifdef __linux__
     fd_set input, output, other;
     FD_ZERO(&input);

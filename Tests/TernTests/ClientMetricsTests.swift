@@ -36,6 +36,30 @@ import Testing
         }
     }
 
+    #if DEBUG
+    /// A GET that is redirected, fails once with a 503 and succeeds on its retry (three
+    /// exchanges) takes the client's metrics lock once, when it ends; none with metrics off.
+    @Test(arguments: [true, false])
+    func aWalkedGetTakesTheClientsMetricsLockOnceOrNever(collectsMetrics: Bool) async throws {
+        let client = try Client(baseURL: TestServers.fixture()) {
+            $0.callbackQueue = .immediate
+            $0.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.05, jitter: 0)
+            $0.collectsMetrics = collectsMetrics
+        }
+        let key = Fixture.uniqueKey("metrics-lock")
+        let response = try await client.send(Request<JSON>("redirect", query: ["to": "/flaky?key=\(key)&fail=1"]))
+        #expect(response.attempt == 3 && response.redirects.count == 1)
+        #expect(client.statistics.lockTakes == (collectsMetrics ? 1 : 0))
+        let metrics = client.metrics
+        #expect(metrics.requestsFinished == (collectsMetrics ? 1 : 0) && metrics.inFlight == 0)
+        #expect((metrics.bytesReceived > 0) == collectsMetrics)
+        #if os(Linux)
+        // libcurl says whether each of the three exchanges reused its connection.
+        if collectsMetrics, client.transport is CurlTransport { #expect(metrics.connectionsOpened + metrics.connectionsReused == 3) }
+        #endif
+    }
+    #endif
+
     #if os(Linux)
     @Test func theLibcurlTransportsQueuePerOriginIsCounted() async throws {
         let client = TransportKind.curl.client(try TestServers.httpbin()) {

@@ -9,14 +9,17 @@
 
 #include <stdint.h>
 
+/// A libcurl function looked up with dlsym, whatever its C type.
+typedef void (*tern_curl_function)(void);
+
 /// curl_easy_setopt or curl_multi_setopt with a `long` argument.
-int tern_curl_setopt_long(void *function, void *handle, int option, long value);
+int tern_curl_setopt_long(tern_curl_function function, void *handle, int option, long value);
 /// curl_easy_setopt or curl_multi_setopt with a pointer argument (strings, lists, callbacks, user data).
-int tern_curl_setopt_pointer(void *function, void *handle, int option, const void *value);
+int tern_curl_setopt_pointer(tern_curl_function function, void *handle, int option, const void *value);
 /// curl_easy_setopt with a `curl_off_t` argument.
-int tern_curl_setopt_offset(void *function, void *handle, int option, int64_t value);
+int tern_curl_setopt_offset(tern_curl_function function, void *handle, int option, int64_t value);
 /// curl_easy_getinfo, writing through `out` (a `long *`, `char **` or `curl_off_t *` by `info`'s type).
-int tern_curl_getinfo(void *function, void *handle, int info, void *out);
+int tern_curl_getinfo(tern_curl_function function, void *handle, int info, void *out);
 
 /// A wake-up signal for an event loop that polls it beside libcurl's sockets: a non-blocking
 /// eventfd (one 8-byte write to signal, one read to clear), cheaper than the socket pair behind
@@ -32,7 +35,7 @@ void tern_wakeup_close(int fd);
 /// The one socket libcurl waits on, for input only, across all of `multi`'s transfers
 /// (curl_multi_fdset through `fdset_function`); -1 when it waits on several or for output, -2
 /// when it reports none (curl_multi_fdset leaves out descriptors at FD_SETSIZE and above).
-int tern_curl_single_input_socket(void *fdset_function, void *multi);
+int tern_curl_single_input_socket(tern_curl_function fdset_function, void *multi);
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t tern_monotonic_now(void);
 /// A close-on-exec epoll descriptor watching `wakeup` (the eventfd) for input, or -1.

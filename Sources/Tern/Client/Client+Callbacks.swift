@@ -65,21 +65,21 @@ extension Client {
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
         var request = convertible.makeRequest()
-        let box = WeakDelegate(delegate)
+        let box = Weak(delegate)
         if let transfers = delegate as? any TransferDelegate {
             // A transfer delegate follows progress too, with the request's handle.
-            let follower = WeakTransferDelegate(transfers)
+            let follower = Weak(transfers)
             request.progressObserver = { handle, progress in
-                guard let handle, let delegate = follower.delegate else { return }
+                guard let handle, let delegate = follower.object else { return }
                 delegate.request(handle, didUpdate: progress)
             }
         }
         let hit: @Sendable (RequestHandle?, Response<Value>) -> Void = { handle, response in
-            guard let delegate = box.delegate, let handle else { return }
+            guard let delegate = box.object, let handle else { return }
             delegate.request(handle, didHitCacheWith: response.erased())
         }
         return perform(request, queue: queue ?? callbackQueue(for: request), cacheHit: hit) { handle, result in
-            guard let delegate = box.delegate, let handle else { return }
+            guard let delegate = box.object, let handle else { return }
             switch result {
             case .success(let response): delegate.request(handle, didSucceedWith: response.erased())
             case .failure(let error): delegate.request(handle, didFailWith: error)
@@ -101,14 +101,6 @@ public protocol RequestDelegate: AnyObject {
     /// A cache-then-network request found a fresh cached response; its final result follows.
     /// Optional: the default does nothing.
     func request(_ request: RequestHandle, didHitCacheWith response: Response<any Sendable>)
-}
-
-/// A weak reference to a delegate that can travel to the callback queue.
-// Sendable: `delegate` is written once in init and only read afterwards (weak loads are
-// atomic); the delegate itself is only called on the request's callback queue.
-private final class WeakDelegate: @unchecked Sendable {
-    weak var delegate: (any RequestDelegate)?
-    init(_ delegate: any RequestDelegate) { self.delegate = delegate }
 }
 
 extension Response {

@@ -5,7 +5,12 @@ extension Client {
     /// bytes and recent latency (see `ClientMetrics`; `prometheusText()` renders it for
     /// Prometheus). Cheap: a lock and a copy, and a sort of up to 1,024 durations.
     public var metrics: ClientMetrics {
-        statistics.snapshot(queued: queuedByOrigin)
+        statistics.snapshot(inFlight: exchangesInFlight, queued: queuedByOrigin)
+    }
+
+    /// The requests whose exchange is on the network now.
+    private var exchangesInFlight: Int {
+        registry.withLock { Array($0.lifecycles.values) }.reduce(0) { $0 + ($1.read(\.exchange) == nil ? 0 : 1) }
     }
 
     /// A snapshot of `metrics` every `interval` seconds (the first at once), until the task

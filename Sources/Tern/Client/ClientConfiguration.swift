@@ -63,6 +63,9 @@ public struct ClientConfiguration: Sendable {
     /// system): each attempt then sends its W3C `traceparent` and `tracestate`. Default nil: no
     /// span, no header.
     public var tracer: (any RequestTracer)?
+    /// Whether the client adds up its requests for `Client.metrics`: one short lock per request
+    /// when on. Off, `metrics` reports only what is in flight and queued now. Default true.
+    public var collectsMetrics: Bool
     /// The connectivity monitor `offlineBehavior` consults (e.g. `NetworkMonitor.system`).
     /// Default nil: requests are sent without asking.
     public var networkMonitor: NetworkMonitor?
@@ -122,6 +125,7 @@ public struct ClientConfiguration: Sendable {
         storedHooks = nil
         monitors = []
         tracer = nil
+        collectsMetrics = true
         networkMonitor = nil
         offlineBehavior = .send
         transportSettings = TransportSettings()

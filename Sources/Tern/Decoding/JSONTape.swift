@@ -1,12 +1,13 @@
 import Foundation
 
-/// A JSON document read once into a flat list of nodes over its bytes, for `TapeDecoder`.
+/// A JSON document read once into a flat list of nodes over its bytes, for `TapeDecoder` and
+/// for `JSON` values (`JSON+Tape.swift`): Tern's one JSON grammar.
 ///
 /// Nothing is converted while reading: a string or a number is a byte range, decoded when (and
 /// if) a `Decodable` asks for it; member names are compared as bytes. A container's node gives
 /// its element count and the index of the node after its last descendant, so skipping a member a
-/// type does not decode costs one step. The grammar is RFC 8259's, checked as strictly as
-/// `JSONParser` does (nesting is limited to 512 levels).
+/// type does not decode costs one step. The grammar is RFC 8259's, checked strictly (nesting is
+/// limited to 512 levels).
 struct JSONTape {
     /// What a node holds.
     enum Kind: UInt8 {
@@ -34,10 +35,12 @@ struct JSONTape {
     /// The nodes in document order; the root is node 0 (and the last one is `nullNode`).
     private(set) var nodes: [Node] = []
 
-    /// Reads `data` as one JSON value surrounded by optional whitespace.
-    init(_ data: Data) throws(Failure) {
+    /// Reads `data` as one JSON value surrounded by optional whitespace. `asJSONDecoder`: take
+    /// what `JSONDecoder` takes, for `TapeDecoder` (a comma before a closing bracket; no unpaired
+    /// surrogate escape); else RFC 8259's grammar, with an unpaired surrogate read as U+FFFD.
+    init(_ data: Data, asJSONDecoder: Bool) throws(Failure) {
         bytes = [UInt8](data)
-        var reader = Reader(bytes: bytes)
+        var reader = Reader(bytes: bytes, asJSONDecoder: asJSONDecoder)
         try reader.document()
         nodes = reader.nodes
         nodes.append(Node(kind: .null, first: 0, second: 0))
@@ -58,12 +61,14 @@ extension JSONTape {
     /// The reading pass: appends nodes while it checks the grammar.
     private struct Reader {
         let bytes: [UInt8]
+        let asJSONDecoder: Bool
         var nodes: [Node]
         var index = 0
         var depth = 0
 
-        init(bytes: [UInt8]) {
+        init(bytes: [UInt8], asJSONDecoder: Bool) {
             self.bytes = bytes
+            self.asJSONDecoder = asJSONDecoder
             // About one node per 6 bytes in typical API payloads: few regrowths, little waste.
             nodes = []
             nodes.reserveCapacity(bytes.count / 6 + 4)
@@ -152,9 +157,9 @@ extension JSONTape {
                     guard index < buffer.count else { throw failure(kind == .object ? "expected ',' or '}'" : "expected ',' or ']'") }
                     if buffer[index] == UInt8(ascii: ",") {
                         index += 1
-                        // A comma before the closing bracket is accepted, as JSONDecoder does.
+                        // A comma before the closing bracket: JSONDecoder accepts it.
                         skipWhitespace(buffer)
-                        if index < buffer.count, buffer[index] == closing {
+                        if asJSONDecoder, index < buffer.count, buffer[index] == closing {
                             index += 1
                             break
                         }
@@ -205,18 +210,21 @@ extension JSONTape {
             throw failure("unterminated string")
         }
 
-        /// A `\\uXXXX` escape from its `u`; a surrogate must be half of a pair (as JSONDecoder
-        /// requires).
+        /// A `\\uXXXX` escape from its `u`; a surrogate must be half of a pair where JSONDecoder
+        /// requires it.
         mutating func unicodeEscape(_ buffer: UnsafeBufferPointer<UInt8>) throws(Failure) {
             let first = try hexQuad(buffer, at: index + 1)
             index += 5
             switch first {
             case 0xD800..<0xDC00:
-                guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"), buffer[index + 1] == UInt8(ascii: "u"),
+                if index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"), buffer[index + 1] == UInt8(ascii: "u"),
                     case 0xDC00..<0xE000 = try hexQuad(buffer, at: index + 2)
-                else { throw failure("a high surrogate without its low half") }
-                index += 6
-            case 0xDC00..<0xE000:
+                {
+                    index += 6
+                } else if asJSONDecoder {
+                    throw failure("a high surrogate without its low half")
+                }
+            case 0xDC00..<0xE000 where asJSONDecoder:
                 throw failure("a low surrogate without its high half")
             default:
                 break

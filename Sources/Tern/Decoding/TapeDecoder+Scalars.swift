@@ -253,10 +253,13 @@ extension JSONTape {
             case UInt8(ascii: "r"): utf8.append(0x0D)
             case UInt8(ascii: "t"): utf8.append(0x09)
             case UInt8(ascii: "u"):
-                // The tape checked that a high surrogate is followed by its low half.
+                // A high surrogate followed by its low half is one scalar; an unpaired one (which
+                // only `JSON` values let through) is U+FFFD.
                 var scalar = hexQuad(at: index)
                 index += 4
-                if (0xD800..<0xDC00).contains(scalar) {
+                if (0xD800..<0xDC00).contains(scalar), index + 5 < slice.count, slice[index] == UInt8(ascii: "\\"),
+                    slice[index + 1] == UInt8(ascii: "u"), case 0xDC00..<0xE000 = hexQuad(at: index + 2)
+                {
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (hexQuad(at: index + 2) - 0xDC00)
                     index += 6
                 }

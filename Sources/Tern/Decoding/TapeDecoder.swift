@@ -27,7 +27,7 @@ final class TapeDecoder: Decoder, SingleValueDecodingContainer {
     static func decode<T: Decodable>(_ type: T.Type, from data: Data, options: DecodingOptions) throws -> T {
         let tape: JSONTape
         do {
-            tape = try JSONTape(data)
+            tape = try JSONTape(data, asJSONDecoder: true)
         } catch {
             throw DecodingError.dataCorrupted(
                 .init(

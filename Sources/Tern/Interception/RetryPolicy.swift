@@ -6,7 +6,8 @@ import Foundation
 /// failure is retryable (a status in `retryableStatusCodes`, a transport error in
 /// `retryableErrors`, or one attempt's own timeout) and fewer than `maxAttempts` attempts were
 /// made. The wait is the server's `Retry-After` (seconds or an HTTP date) when it sends one, else
-/// exponential backoff `baseDelay × 2^(n−1)` with ± `jitter`, capped at `maxDelay`. A
+/// exponential backoff `baseDelay × 2^(n−1)`, capped at `maxDelay`, then ± `jitter` (never past
+/// `maxDelay`). A
 /// `Retry-After` longer than `maxDelay`, or any wait that would outlast the request's deadline,
 /// is not waited for: the failure in hand is delivered at once (inside `.failedAfterRetries`
 /// after more than one attempt), with the server's headers. The request's deadline covers every
@@ -116,9 +117,7 @@ extension RetryPolicy {
             guard seconds <= maxDelay else { return .deliver }
             return .retry(after: max(0, seconds))
         }
-        let backoff = baseDelay * pow(2, Double(context.attempt - 1))
-        let spread = backoff * jitter * Double.random(in: -1...1)
-        return .retry(after: min(max(0, backoff + spread), maxDelay))
+        return .retry(after: Backoff(base: baseDelay, maximum: maxDelay, jitter: jitter).delay(attempt: context.attempt))
     }
 
     private func isRetryable(_ error: TernError) -> Bool {

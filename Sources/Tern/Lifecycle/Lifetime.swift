@@ -18,7 +18,7 @@ public struct Lifetime: Sendable {
     }
 
     let kind: Kind
-    let owner: WeakOwner?
+    let owner: Weak<AnyObject>?
 
     /// The request lives until it finishes. The default.
     public static let untilFinished = Lifetime(kind: .untilFinished, owner: nil)
@@ -29,17 +29,9 @@ public struct Lifetime: Sendable {
 
     /// The request is cancelled when `object` is deallocated; `object` is held weakly.
     public static func owner(_ object: AnyObject) -> Lifetime {
-        Lifetime(kind: .owner, owner: WeakOwner(object))
+        Lifetime(kind: .owner, owner: Weak(object))
     }
 
     /// Whether the owner of an `.owner` lifetime has been deallocated.
     var ownerIsGone: Bool { kind == .owner && owner?.object == nil }
-}
-
-/// A weak reference to a request's owner.
-// Sendable: `object` is set once in init and only read afterwards (weak loads are atomic);
-// Tern never calls the owner, it only checks whether it is still alive.
-final class WeakOwner: @unchecked Sendable {
-    weak var object: AnyObject?
-    init(_ object: AnyObject) { self.object = object }
 }

@@ -70,7 +70,7 @@ extension RequestLifecycle {
     /// when the lifetime says the engine owns it (`.untilFinished`, `.owner`).
     func makeHandle() -> RequestHandle {
         let handle = RequestHandle(lifecycle: self)
-        weakHandle.handle = handle
+        weakHandle.object = handle
         return handle
     }
 
@@ -78,16 +78,9 @@ extension RequestLifecycle {
     var retainsHandle: Bool { lifetime.kind == .untilFinished || lifetime.kind == .owner }
 
     /// The public handle, if it is still alive.
-    var handle: RequestHandle? { weakHandle.handle }
+    var handle: RequestHandle? { weakHandle.object }
 
     /// Whether anyone still listens for the result: always, except for a `.detached` request
     /// whose handle has been released.
-    var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.handle != nil }
-}
-
-/// The public handle, held weakly by its lifecycle.
-// Sendable: `handle` is written once, in `makeHandle()`, before the lifecycle is shared with any
-// other thread; weak loads are atomic.
-final class WeakHandle: @unchecked Sendable {
-    weak var handle: RequestHandle?
+    var isListenedTo: Bool { lifetime.kind != .detached || weakHandle.object != nil }
 }

@@ -55,7 +55,7 @@ class RequestLifecycle: @unchecked Sendable {
     /// When the running attempt last showed life, for its idle timeout.
     let signsOfLife = SignsOfLife()
     /// The public handle, weakly: for `.handleReleased` and `.detached` it is the caller's to keep.
-    let weakHandle = WeakHandle()
+    let weakHandle = Weak<RequestHandle>()
 
     private static let counter = Locked<UInt64>(0)
 

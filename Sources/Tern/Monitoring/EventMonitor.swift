@@ -81,34 +81,16 @@ public struct RequestOutcome: Sendable {
     public let body: Data?
 }
 
-/// The monitors of one client, the request's span when the client has a tracer, and what every
-/// event of one request shares.
-struct MonitorChannel: Sendable {
+/// A client's event monitors as one observer of a call: each event goes to every monitor's queue.
+/// Thread safety: a value type of Sendable values, safe to share.
+struct MonitorSink: CallObserver {
     let monitors: [any EventMonitor]
     let requestID: UInt64
     let method: HTTPMethod
     let url: URL?
     let tags: Set<String>
-    /// The request's span; nil without a tracer.
-    let span: SpanHandle?
 
-    init(monitors: [any EventMonitor], tracer: (any RequestTracer)?, requestID: UInt64, method: HTTPMethod, url: URL?, tags: Set<String>) {
-        self.monitors = monitors
-        self.requestID = requestID
-        self.method = method
-        self.url = url
-        self.tags = tags
-        span = tracer.map {
-            SpanHandle(
-                $0.startSpan(for: TracedRequest(requestID: requestID, method: method, url: url, tags: tags, parent: TraceContext.current)))
-        }
-    }
-
-    /// Tells the monitors, and the span unless `toSpan` is false (a socket's messages are not
-    /// span events: a busy socket would give its span thousands).
-    func send(_ kind: RequestEvent.Kind, toSpan: Bool = true) {
-        if toSpan { span?.record(kind) }
-        guard !monitors.isEmpty else { return }
+    func record(_ kind: RequestEvent.Kind) {
         let event = RequestEvent(requestID: requestID, method: method, url: url, tags: tags, date: Date(), kind: kind)
         for monitor in monitors { monitor.queue.async { monitor.receive(event) } }
     }

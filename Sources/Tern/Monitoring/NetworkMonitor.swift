@@ -49,13 +49,8 @@ public struct NetworkStatus: Sendable, Equatable {
 /// would be immediate. `init(interval:status:)` takes any other source (a test's, a platform's).
 /// Thread safety: safe to use from any thread.
 public final class NetworkMonitor: Sendable {
-    private struct State {
-        var status: NetworkStatus
-        var handlers: [UInt64: @Sendable (NetworkStatus) -> Void] = [:]
-        var nextToken: UInt64 = 0
-    }
-
-    private let state: Locked<State>
+    private let current: Locked<NetworkStatus>
+    private let changes = Broadcast<NetworkStatus>()
     private let source: Source
     private let queue = DispatchQueue(label: "Tern.NetworkMonitor")
 
@@ -83,7 +78,7 @@ public final class NetworkMonitor: Sendable {
 
     /// A monitor that asks `status` every `interval` seconds and reports changes.
     public init(interval: TimeInterval, status: @escaping @Sendable () -> NetworkStatus) {
-        self.state = Locked(State(status: status()))
+        self.current = Locked(status())
         let timer = SendableTimer(source: DispatchSource.makeTimerSource(queue: queue))
         self.source = .polling(timer, status)
         timer.source.setEventHandler { [weak self] in self?.update(status()) }
@@ -94,7 +89,7 @@ public final class NetworkMonitor: Sendable {
     /// A monitor whose status changes only when `report(_:)` says so: for tests (TernStubs plays
     /// an offline period with one) and for apps with a connectivity source of their own.
     public init(status: NetworkStatus) {
-        self.state = Locked(State(status: status))
+        self.current = Locked(status)
         self.source = .manual
     }
 
@@ -110,7 +105,7 @@ public final class NetworkMonitor: Sendable {
     private init(pathMonitor: Void) {
         let monitor = NWPathMonitor()
         let box = PathMonitorBox(monitor)
-        self.state = Locked(State(status: Self.status(of: monitor.currentPath)))
+        self.current = Locked(Self.status(of: monitor.currentPath))
         self.source = .path(box)
         monitor.pathUpdateHandler = { [weak self] path in self?.update(Self.status(of: path)) }
         monitor.start(queue: queue)
@@ -143,25 +138,16 @@ public final class NetworkMonitor: Sendable {
     }
 
     /// The connectivity now.
-    public var status: NetworkStatus { state.withLock { $0.status } }
+    public var status: NetworkStatus { current.withLock { $0 } }
 
     /// Calls `handler` on the monitor's queue with every change, until the token is released.
     public func onChange(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> NetworkMonitorToken {
-        let token = state.withLock { state -> UInt64 in
-            state.nextToken += 1
-            state.handlers[state.nextToken] = handler
-            return state.nextToken
-        }
-        return NetworkMonitorToken { [weak self] in self?.state.withLock { _ = $0.handlers.removeValue(forKey: token) } }
+        NetworkMonitorToken(changes.listen(handler) ?? {})
     }
 
     /// The current status, then every change, until the iteration ends.
     public var updates: AsyncStream<NetworkStatus> {
-        AsyncStream { continuation in
-            continuation.yield(status)
-            let token = onChange { continuation.yield($0) }
-            continuation.onTermination = { _ in token.cancel() }
-        }
+        changes.stream(first: [status])
     }
 
     /// Runs `body` once the network is reachable: at once if it is.
@@ -186,12 +172,11 @@ public final class NetworkMonitor: Sendable {
     }
 
     private func update(_ new: NetworkStatus) {
-        let handlers = state.withLock { state -> [@Sendable (NetworkStatus) -> Void] in
-            guard state.status != new else { return [] }
-            state.status = new
-            return Array(state.handlers.values)
+        let changed = current.withLock { status in
+            defer { status = new }
+            return status != new
         }
-        for handler in handlers { handler(new) }
+        if changed { changes.send(new) }
     }
 }
 

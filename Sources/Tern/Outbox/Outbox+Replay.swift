@@ -245,8 +245,7 @@ extension Outbox {
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximum) }
         var initial = max(0, configuration.initialRetryDelay)
         if connectionFailed { (initial, maximum) = (min(initial, Self.connectionRetryDelay), min(maximum, Self.connectionRetryLimit)) }
-        let backoff = initial * pow(2, Double(min(max(attempts - 1, 0), 30)))
-        return min(backoff * Double.random(in: 0.8...1.2), maximum)
+        return Backoff(base: initial, maximum: maximum, jitter: 0.2).delay(attempt: attempts)
     }
 
     /// The first wait after a refused or broken connection.

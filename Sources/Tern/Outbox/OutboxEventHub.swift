@@ -7,15 +7,11 @@ import Foundation
 /// Thread safety: safe to use from any thread.
 final class OutboxEventHub: Sendable {
     private struct State {
-        var streams: [UInt64: AsyncStream<OutboxEvent>.Continuation] = [:]
-        var countStreams: [UInt64: AsyncStream<Int>.Continuation] = [:]
-        var nextToken: UInt64 = 0
         /// Events nobody heard yet; nil once a listener (an `events` stream or the delegate) has
         /// attached. Streams the outbox makes for itself (`outcome(of:)`) do not count.
         var backlog: [OutboxEvent]? = []
         var hasListener = false
         var pendingCount = 0
-        var isFinished = false
         /// Publications not delivered yet, and whether a delivery is on the queue for them.
         var published: [(events: [OutboxEvent], pendingCount: Int)] = []
         var isDeliveryScheduled = false
@@ -23,7 +19,9 @@ final class OutboxEventHub: Sendable {
 
     static let backlogLimit = 1_000
     private let state = Locked(State())
-    private let delegateBox = Locked(WeakOutboxDelegate(nil))
+    private let events = Broadcast<OutboxEvent>()
+    private let counts = Broadcast<Int>()
+    private let delegateBox = Weak<any OutboxDelegate>()
     /// Keeps publications in order: the outbox publishes under its lock, this queue delivers after.
     private let queue = DispatchQueue(label: "Tern.Outbox.events")
     private let callbackQueue: CallbackQueue
@@ -39,14 +37,14 @@ final class OutboxEventHub: Sendable {
     }
 
     var delegate: (any OutboxDelegate)? {
-        get { delegateBox.withLock { $0.delegate } }
+        get { delegateBox.object }
         set {
             // On the queue: events published before go to the backlog, which the delegate gets first.
             onQueue {
-                delegateBox.withLock { $0 = WeakOutboxDelegate(newValue) }
+                delegateBox.object = newValue
                 guard newValue != nil else { return }
                 state.withLock { $0.hasListener = true }
-                flushBacklog(to: nil)
+                flushBacklogToDelegate()
             }
         }
     }
@@ -57,7 +55,7 @@ final class OutboxEventHub: Sendable {
         let schedules = state.withLock { state -> Bool in
             // Nobody listens and nothing waits to be delivered: kept for the first listener here,
             // without waking the queue (an app enqueueing before it listens).
-            if !state.hasListener, !state.isDeliveryScheduled, state.streams.isEmpty, state.countStreams.isEmpty,
+            if !state.hasListener, !state.isDeliveryScheduled, !self.events.hasListeners, !counts.hasListeners,
                 var backlog = state.backlog
             {
                 state.backlog = nil
@@ -83,21 +81,20 @@ final class OutboxEventHub: Sendable {
     }
 
     private func deliver(_ events: [OutboxEvent], pendingCount: Int) {
-        let delegate = delegateBox.withLock { $0.delegate }
-        let outbox = owner.withLock { $0.outbox }
-        let (streams, counts, countChanged) = state.withLock { state in
+        let delegate = delegateBox.object
+        let outbox = owner.object
+        let countChanged = state.withLock { state in
             if state.backlog != nil, delegate == nil, !state.hasListener {
                 state.backlog!.append(contentsOf: events)
                 state.backlog!.removeFirst(max(0, state.backlog!.count - Self.backlogLimit))
             } else {
                 state.backlog = nil
             }
-            let changed = state.pendingCount != pendingCount
-            state.pendingCount = pendingCount
-            return (Array(state.streams.values), Array(state.countStreams.values), changed)
+            defer { state.pendingCount = pendingCount }
+            return state.pendingCount != pendingCount
         }
-        for event in events { streams.forEach { $0.yield(event) } }
-        if countChanged { counts.forEach { $0.yield(pendingCount) } }
+        events.forEach(self.events.send)
+        if countChanged { counts.send(pendingCount) }
         if let delegate, let outbox {
             callbackQueue.perform { events.forEach { delegate.outbox(outbox, didRecord: $0) } }
         }
@@ -105,83 +102,48 @@ final class OutboxEventHub: Sendable {
 
     /// The events from now on; the first stream (`takesBacklog`) also gets those nobody heard yet.
     func stream(takesBacklog: Bool) -> AsyncStream<OutboxEvent> {
-        let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream()
+        // On the queue: no delivery comes between the backlog and the stream's first event.
         onQueue {
-            let (token, finished) = state.withLock { state in
-                state.nextToken += 1
-                if !state.isFinished { state.streams[state.nextToken] = continuation }
-                if takesBacklog { state.hasListener = true }
-                return (state.nextToken, state.isFinished)
+            guard takesBacklog else { return events.stream() }
+            let backlog = state.withLock { state in
+                state.hasListener = true
+                defer { state.backlog = nil }
+                return state.backlog ?? []
             }
-            if finished { return continuation.finish() }
-            continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.streams.removeValue(forKey: token) } }
-            if takesBacklog { flushBacklog(to: continuation) }
+            return events.stream(first: backlog)
         }
-        return stream
     }
 
     /// The pending count now, then every change.
     func pendingCounts() -> AsyncStream<Int> {
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        onQueue {
-            let (token, count, finished) = state.withLock { state in
-                state.nextToken += 1
-                if !state.isFinished { state.countStreams[state.nextToken] = continuation }
-                return (state.nextToken, state.pendingCount, state.isFinished)
-            }
-            continuation.yield(count)
-            if finished { return continuation.finish() }
-            continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.countStreams.removeValue(forKey: token) } }
-        }
-        return stream
+        onQueue { counts.stream(first: [state.withLock { $0.pendingCount }]) }
     }
 
     /// Runs `body` on the hub's queue, after what was published before, and waits for it.
-    private func onQueue(_ body: () -> Void) {
-        if DispatchQueue.getSpecific(key: Self.queueKey) == true { body() } else { queue.sync(execute: body) }
+    private func onQueue<Result>(_ body: () -> Result) -> Result {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == true { return body() } else { return queue.sync(execute: body) }
     }
 
-    /// Hands the backlog to `continuation`, or to the delegate when nil; on the hub's queue.
-    private func flushBacklog(to continuation: AsyncStream<OutboxEvent>.Continuation?) {
+    /// Hands the backlog to the delegate; on the hub's queue.
+    private func flushBacklogToDelegate() {
         let backlog = state.withLock { state in
             defer { state.backlog = nil }
             return state.backlog ?? []
         }
-        guard !backlog.isEmpty else { return }
-        if let continuation { return backlog.forEach { continuation.yield($0) } }
-        guard let delegate = delegateBox.withLock({ $0.delegate }), let outbox = owner.withLock({ $0.outbox }) else { return }
+        guard !backlog.isEmpty, let delegate = delegateBox.object, let outbox = owner.object else { return }
         callbackQueue.perform { backlog.forEach { delegate.outbox(outbox, didRecord: $0) } }
     }
 
     /// The outbox the events are about, for its delegate; set once the outbox exists.
-    private let owner = Locked(WeakOutbox(nil))
+    private let owner = Weak<Outbox>()
 
-    func attach(_ outbox: Outbox) { owner.withLock { $0 = WeakOutbox(outbox) } }
+    func attach(_ outbox: Outbox) { owner.object = outbox }
 
     /// Ends every stream (the outbox closed).
     func finish() {
         queue.async {
-            let (streams, counts) = self.state.withLock { state in
-                state.isFinished = true
-                defer { state.streams = [:]; state.countStreams = [:] }
-                return (Array(state.streams.values), Array(state.countStreams.values))
-            }
-            streams.forEach { $0.finish() }
-            counts.forEach { $0.finish() }
+            self.events.finish()
+            self.counts.finish()
         }
     }
-}
-
-/// An outbox's delegate, weakly.
-// Sendable: only read and replaced inside the hub's lock; weak loads are atomic.
-final class WeakOutboxDelegate: @unchecked Sendable {
-    weak var delegate: (any OutboxDelegate)?
-    init(_ delegate: (any OutboxDelegate)?) { self.delegate = delegate }
-}
-
-/// The outbox a hub belongs to, weakly (the outbox owns the hub).
-// Sendable: set once under the hub's lock; weak loads are atomic.
-final class WeakOutbox: @unchecked Sendable {
-    weak var outbox: Outbox?
-    init(_ outbox: Outbox?) { self.outbox = outbox }
 }

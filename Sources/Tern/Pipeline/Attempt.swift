@@ -94,7 +94,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         case .sentBytes(let total, let expected):
             sent = max(sent, total)
             progress?.sent(total, expected: expected)
-            call.monitor?.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: expected)))
+            call.observers.record(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: expected)))
         case .receiving(let total):
             let before = max(clock.received, announced)
             announced = max(announced, total)
@@ -110,7 +110,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
             } else {
                 outcome = .failure(URLError(.badServerResponse))
             }
-            call.client.statistics.exchangeEnded(sent: sent, received: clock.received, reused: clock.reported?.reusedConnection)
+            call.observers.exchangeEnded(sent: sent, received: clock.received, reused: clock.reported?.reusedConnection)
             head = nil
             body = Data()
             bodyStream?.close()
@@ -126,9 +126,7 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         let now = max(clock.received, announced)
         guard now > before else { return }
         if countsDownload { progress?.received(Int(now - before)) }
-        if let monitor = call.monitor {
-            let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
-            monitor.send(.progress(TransferProgress(direction: .download, completedBytes: now, expectedBytes: expected)))
-        }
+        let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
+        call.observers.record(.progress(TransferProgress(direction: .download, completedBytes: now, expectedBytes: expected)))
     }
 }

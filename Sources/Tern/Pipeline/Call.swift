@@ -44,8 +44,8 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     let plan: CachePlan?
     /// The hooks of the request, its group and its client; nil when there are none.
     let hooks: HookChain?
-    /// Where the request's events go; nil when the client has no monitors.
-    let monitor: MonitorChannel?
+    /// Who is told what happens to it: the client's monitors, tracer and metrics.
+    let observers: CallObservers
     let cacheHit: CacheHit?
     let completion: Completion
     let started: (date: Date, uptime: UInt64)
@@ -77,14 +77,10 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         self.destination = destination
         self.bodyOnDisk = bodyOnDisk
         self.hooks = hooks
-        // A socket's upgrade reports on the socket's channel, which tells its beginning and end.
-        self.monitor =
-            options.upgrade.map { $0.channel }
-            ?? (client.configuration.monitors.isEmpty && client.configuration.tracer == nil
-                ? nil
-                : MonitorChannel(
-                    monitors: client.configuration.monitors, tracer: client.configuration.tracer, requestID: id,
-                    method: request.method, url: urlRequest.url, tags: options.tags))
+        // A call that opens a socket's connection reports to the socket, which tells its own
+        // beginning and end.
+        self.observers = client.observers(
+            requestID: id, method: request.method, url: urlRequest.url, tags: options.tags, upgrade: options.upgrade?.observer)
         self.cacheHit = cacheHit
         self.completion = completion
         self.started = started
@@ -116,14 +112,14 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
 
     /// Attempt `attempt` completed: follow a redirect as the next attempt, or go on with its outcome.
     func attemptFinished(_ attempt: Attempt<Value>, _ outcome: Result<RawResponse, URLError>) {
-        if monitor != nil { report(outcome, of: attempt) }
+        report(outcome, of: attempt)
         if case .success(let raw) = outcome,
             let step = RedirectStage(policy: options.redirectPolicy).step(
                 after: raw, to: attempt.request, followed: attempt.redirectsFollowed)
         {
             switch step {
             case .follow(let next, let redirect):
-                monitor?.send(.redirected(redirect))
+                observers.record(.redirected(redirect))
                 return startAttempt(next, after: attempt.number, following: (redirect, raw.metrics?.total ?? 0))
             case .refuse(let error):
                 return finish(.failure(error), attempt: attempt.number)
@@ -186,7 +182,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
 
     /// Stores the response as the request's cache policy says.
     private func store(_ response: Response<Value>) {
-        if plan?.storeIfAllowed(response) == true { monitor?.send(.cacheStored) }
+        if plan?.storeIfAllowed(response) == true { observers.record(.cacheStored) }
     }
 
     /// Invalidates what an unsafe request changed, by the exchange's answer alone (RFC 9111
@@ -211,8 +207,8 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     }
 
     override func cancelled(_ reason: TernError.CancellationReason) {
-        client.statistics.requestEnded(.cancelled(reason), seconds: secondsSinceSend)
-        if options.upgrade == nil { monitor?.send(.cancelled(reason)) }
+        observers.requestEnded(.cancelled(reason), seconds: secondsSinceSend)
+        observers.record(.cancelled(reason))
     }
 
     /// Attempt `number` ran out of its own deadline: its outcome is a timeout, decided like any.
@@ -225,9 +221,9 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     override func ended() {
         destination.requestEnded()
         bodyOnDisk?.ended()
-        // A cancellation reported silently sends no `.finished`: its span ends here.
-        if let span = monitor?.span, options.upgrade == nil, let reason = read(\.cancellation) {
-            span.end(outcome(of: .failure(.cancelled(reason))))
+        // A cancellation reported silently tells no `.finished`: it ends here.
+        if observers.wantEvents, let reason = read(\.cancellation) {
+            observers.endedSilently(outcome(of: .failure(.cancelled(reason))))
         }
     }
 

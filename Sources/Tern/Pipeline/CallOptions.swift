@@ -27,8 +27,8 @@ struct CallOptions: Sendable {
     let tags: Set<String>
     /// The headers that tell callers apart when attempts are shared (`.share` only).
     let identityHeaders: Set<String>
-    /// The WebSocket connection this request opens, when it is a socket's upgrade.
-    let upgrade: WebSocketUpgrade?
+    /// The connection this request opens, when it is an upgrade (a WebSocket's).
+    let upgrade: (any ConnectionUpgrade)?
 
     init<Value>(_ request: Request<Value>, client: Client, alwaysReportsCancellation: Bool = false) {
         // `client.configuration.x`, not a local copy of the configuration: copying the whole struct
@@ -46,7 +46,7 @@ struct CallOptions: Sendable {
         repeatStrategy = request.repeatStrategy ?? client.configuration.repeatStrategy
         reportsCancellation = alwaysReportsCancellation || (request.reportsCancellation ?? client.configuration.reportsCancellation)
         tags = settings.tags.isEmpty ? request.tags : request.tags.union(settings.tags)
-        upgrade = request.extras?.values.webSocketUpgrade
+        upgrade = request.extras?.values.upgrade
         identityHeaders = repeatStrategy == .share ? client.configuration.identityHeaders.union(request.identityHeaders) : []
     }
 

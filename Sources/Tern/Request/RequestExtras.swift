@@ -30,8 +30,8 @@ struct RequestExtras: Sendable {
     var progressObserver: (@Sendable (RequestHandle?, TransferProgress) -> Void)?
     var isPrebuilt = false
     var compression: RequestCompression?
-    /// A WebSocket connection's opening that this request is the upgrade of.
-    var webSocketUpgrade: WebSocketUpgrade?
+    /// The connection this request opens when it is an upgrade (a WebSocket's).
+    var upgrade: (any ConnectionUpgrade)?
 
     /// Every setting at its default: what a request without a box reads.
     static let defaults = RequestExtras()

@@ -26,7 +26,7 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `TernError.decoding` saying what is wrong and at which byte, with the data.
     public init(data: Data) throws(TernError) {
         do {
-            self = try JSONParser.parse(data)
+            self = try JSON.parse(data)
         } catch {
             throw .decoding(description: "invalid JSON at byte \(error.offset): \(error.reason)", body: data)
         }

@@ -118,8 +118,7 @@ final class SystemSHA256 {
 /// The few OpenSSL EVP functions Tern needs, looked up at run time: `libcrypto` is always
 /// present where FoundationNetworking runs (its libcurl links it), its headers are not.
 /// Thread safety: immutable after loading; the functions are thread-safe on separate contexts.
-// Sendable: only C function pointers, set once when loaded and never changed.
-struct LibCrypto: @unchecked Sendable {
+struct LibCrypto: Sendable {
     typealias New = @convention(c) () -> OpaquePointer?
     typealias Free = @convention(c) (OpaquePointer?) -> Void
     typealias Algorithm = @convention(c) () -> OpaquePointer?
@@ -137,24 +136,18 @@ struct LibCrypto: @unchecked Sendable {
     let copy: Copy
 
     /// The library, loaded once; nil when no `libcrypto` (3 or 1.1) can be opened.
-    static let shared: LibCrypto? = {
-        for name in ["libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"] {
-            guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else { continue }
-            func symbol<T>(_ name: String, as type: T.Type) -> T? {
-                dlsym(handle, name).map { unsafeBitCast($0, to: type) }
-            }
-            if let new = symbol("EVP_MD_CTX_new", as: New.self), let free = symbol("EVP_MD_CTX_free", as: Free.self),
-                let sha256 = symbol("EVP_sha256", as: Algorithm.self),
-                let initialize = symbol("EVP_DigestInit_ex", as: Initialize.self),
-                let update = symbol("EVP_DigestUpdate", as: Update.self),
-                let final = symbol("EVP_DigestFinal_ex", as: Final.self),
-                let copy = symbol("EVP_MD_CTX_copy_ex", as: Copy.self)
-            {
-                return LibCrypto(new: new, free: free, sha256: sha256, initialize: initialize, update: update, final: final, copy: copy)
-            }
-            dlclose(handle)
-        }
-        return nil
-    }()
+    static let shared: LibCrypto? = ["libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"].lazy.compactMap {
+        try? LibCrypto(DynamicLibrary([$0]))
+    }.first
+
+    private init(_ library: DynamicLibrary) throws(DynamicLibrary.LoadError) {
+        new = try library.function("EVP_MD_CTX_new")
+        free = try library.function("EVP_MD_CTX_free")
+        sha256 = try library.function("EVP_sha256")
+        initialize = try library.function("EVP_DigestInit_ex")
+        update = try library.function("EVP_DigestUpdate")
+        final = try library.function("EVP_DigestFinal_ex")
+        copy = try library.function("EVP_MD_CTX_copy_ex")
+    }
 }
 #endif

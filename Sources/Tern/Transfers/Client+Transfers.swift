@@ -80,7 +80,7 @@ extension Client {
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
         var request = convertible.makeRequest()
-        let box = WeakTransferDelegate(delegate)
+        let box = Weak(delegate)
         // Parsed as the bytes arrive (an event over its limit ends the stream before more of it is
         // held); each chunk and the events it completes go to the delegate on the callback queue.
         let parser = Locked<ServerSentEventParser?>(nil)
@@ -93,7 +93,7 @@ extension Client {
             }
             if case .failure(let error) = events { return error }
             delivery.perform {
-                guard let handle, !handle.lifecycle.hasEnded, let delegate = box.delegate else { return }
+                guard let handle, !handle.lifecycle.hasEnded, let delegate = box.object else { return }
                 delegate.request(handle, didReceive: chunk)
                 for event in (try? events.get()) ?? [] { delegate.request(handle, didReceive: event) }
             }
@@ -121,12 +121,4 @@ extension Client {
     public func transfer<Value>(_ convertible: some RequestConvertible<Value>) -> Transfer<Value> {
         Transfer(client: self, request: convertible.makeRequest())
     }
-}
-
-/// A weak reference to a transfer delegate that can travel to the callback queue.
-// Sendable: written once in init, only read afterwards (weak loads are atomic); the delegate is
-// only called on the request's callback queue.
-final class WeakTransferDelegate: @unchecked Sendable {
-    weak var delegate: (any TransferDelegate)?
-    init(_ delegate: any TransferDelegate) { self.delegate = delegate }
 }

@@ -29,7 +29,7 @@ final class ProgressReporter: Sendable {
     private let queue: CallbackQueue
     private let state = Locked(State())
     /// The request reported on, for the handle delegates receive.
-    private let owner = Locked(WeakLifecycle())
+    private let owner = Weak<RequestLifecycle>()
 
     init(queue: CallbackQueue, handler: @escaping @Sendable (RequestHandle?, TransferProgress) -> Void) {
         self.queue = queue
@@ -48,7 +48,7 @@ final class ProgressReporter: Sendable {
 
     /// Names the request reported on (its lifecycle calls this once it exists).
     func attach(_ lifecycle: RequestLifecycle) {
-        owner.withLock { $0.lifecycle = lifecycle }
+        owner.object = lifecycle
     }
 
     /// A (new) response began: download counts restart, with its `Content-Length` as the total;
@@ -129,7 +129,7 @@ final class ProgressReporter: Sendable {
                 .filter(\.saysSomething)
         }
         guard !pending.isEmpty else { return }
-        let handle = owner.withLock { $0.lifecycle }?.handle
+        let handle = owner.object?.handle
         for progress in pending { handler(handle, progress) }
     }
 }
@@ -137,9 +137,4 @@ final class ProgressReporter: Sendable {
 extension TransferProgress {
     /// Whether it tells a caller anything: not 0 bytes of 0, or of an unknown total.
     var saysSomething: Bool { completedBytes > 0 || (expectedBytes ?? 0) > 0 }
-}
-
-/// A weak reference to a request's lifecycle.
-struct WeakLifecycle: Sendable {
-    weak var lifecycle: RequestLifecycle?
 }

@@ -101,9 +101,13 @@ public struct TransportRequest: Sendable {
     /// Whether the transport should follow redirects itself. Default false: a 3xx response is
     /// handed back as it is, and Tern decides.
     public var followsRedirects: Bool
-    /// The WebSocket connection this exchange opens, when it is a socket's upgrade: it runs on
-    /// the connection the socket keeps, not on the transport's own exchanges.
-    var upgrade: WebSocketUpgrade?
+    /// The connection this exchange opens, when it is an upgrade (a WebSocket's): it runs on the
+    /// connection it keeps, not on the transport's own exchanges.
+    var upgrade: (any ConnectionUpgrade)?
+
+    /// The key of a `URLError`'s `userInfo` that carries the `TernError` an exchange failed with
+    /// (a broken upgrade handshake, a transport without sockets), which its call fails with.
+    static let failureKey = "TernExchangeFailure"
 
     /// Creates a transport request; a body set on `urlRequest` moves into `body`.
     public init(
@@ -183,4 +187,16 @@ public enum TransportEvent: Sendable {
     case metrics(Metrics)
     /// The exchange ended: `nil` after a complete response, otherwise the failure.
     case completed(URLError?)
+}
+
+/// An exchange that opens a connection of its own instead of the transport's request path: a
+/// WebSocket's upgrade. Its call reports to `observer`, in place of the client's monitors and
+/// tracer (the socket tells its own beginning and end).
+protocol ConnectionUpgrade: Sendable {
+    /// Who the call is observed by, besides the client's metrics.
+    var observer: (any CallObserver)? { get }
+    /// Opens the connection for `request` on `transport` and reports the answer to `events`.
+    func start(
+        _ request: TransportRequest, on transport: any Transport, events: @escaping @Sendable (TransportEvent) -> Void
+    ) -> (any TransportTask)?
 }

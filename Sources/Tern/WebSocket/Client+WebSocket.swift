@@ -54,9 +54,9 @@ extension Client {
     public func webSocket<Value>(
         _ convertible: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions(), delegate: any WebSocketDelegate
     ) -> WebSocket {
-        let weakDelegate = WeakWebSocketDelegate(delegate)
+        let weakDelegate = Weak(delegate)
         return webSocket(convertible, options: options) { socket, event in
-            guard let delegate = weakDelegate.delegate else { return }
+            guard let delegate = weakDelegate.object else { return }
             switch event {
             case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
             case .message(let message): delegate.webSocket(socket, didReceive: message)
@@ -107,7 +107,7 @@ extension Client {
         }
         let opener = WebSocketOpener(
             client: self, request: Self.upgradeRequest(httpRequest, prepared: url), options: options,
-            gateKey: WebSocketConnectGate.key(for: url), channel: monitor?.upgradeChannel)
+            gateKey: WebSocketConnectGate.key(for: url), observer: monitor?.upgradeObserver)
         let driver = ReconnectingDriver(policy: options.reconnect, opener: opener, events: relay)
         driverLink.withLock { $0 = driver }
         let lifecycle = WebSocketLifecycle(

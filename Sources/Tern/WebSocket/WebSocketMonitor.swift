@@ -17,7 +17,8 @@ final class WebSocketMonitor: Sendable {
         var opened = false
     }
 
-    private let channel: MonitorChannel
+    private let monitors: MonitorSink?
+    private let span: SpanObserver?
     private let started = DispatchTime.now()
     private let tally = Locked(Tally())
 
@@ -27,14 +28,24 @@ final class WebSocketMonitor: Sendable {
     init?(client: Client, id: UInt64, url: URL, tags: Set<String>) {
         let (monitors, tracer) = (client.configuration.monitors, client.configuration.tracer)
         guard !monitors.isEmpty || tracer != nil else { return nil }
-        channel = MonitorChannel(monitors: monitors, tracer: tracer, requestID: id, method: .get, url: url, tags: tags)
+        self.monitors = monitors.isEmpty ? nil : MonitorSink(monitors: monitors, requestID: id, method: .get, url: url, tags: tags)
+        span = tracer.map {
+            SpanObserver($0, for: TracedRequest(requestID: id, method: .get, url: url, tags: tags, parent: TraceContext.current))
+        }
     }
 
-    /// Where the socket's upgrade calls report (`WebSocketUpgrade`).
-    var upgradeChannel: MonitorChannel { channel }
+    /// What the socket's upgrade calls report to (`WebSocketUpgrade`).
+    var upgradeObserver: any CallObserver { UpgradeReporter(monitors: monitors, span: span) }
 
     /// The socket was prepared and admitted: `request` is its upgrade request.
-    func created(_ request: URLRequest) { channel.send(.created(request)) }
+    func created(_ request: URLRequest) { tell(.created(request)) }
+
+    /// Tells the monitors, and the span unless `toSpan` is false (a socket's messages are not
+    /// span events: a busy socket would give its span thousands).
+    private func tell(_ event: RequestEvent.Kind, toSpan: Bool = true) {
+        monitors?.record(event)
+        if toSpan { span?.record(event) }
+    }
 
     /// The app's `message` went to the connection.
     func sent(_ message: WebSocketMessage) {
@@ -42,7 +53,7 @@ final class WebSocketMonitor: Sendable {
             $0.sent += Int64(message.byteCount)
             return $0.sent
         }
-        channel.send(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: nil)), toSpan: false)
+        tell(.progress(TransferProgress(direction: .upload, completedBytes: total, expectedBytes: nil)), toSpan: false)
     }
 
     /// What the socket's driver reported.
@@ -55,13 +66,13 @@ final class WebSocketMonitor: Sendable {
                 $0.received += Int64(message.byteCount)
                 return $0.received
             }
-            channel.send(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)), toSpan: false)
+            tell(.progress(TransferProgress(direction: .download, completedBytes: total, expectedBytes: nil)), toSpan: false)
         case .reconnecting(_, let delay, let ending):
             let attempt = tally.withLock { tally in
                 defer { tally.attempts += 1 }
                 return tally.attempts
             }
-            channel.send(.retrying(attempt: attempt, delay: delay, error: WebSocket.error(of: ending)))
+            tell(.retrying(attempt: attempt, delay: delay, error: WebSocket.error(of: ending)))
         case .ended(let ending):
             finished(ending)
         }
@@ -74,13 +85,31 @@ final class WebSocketMonitor: Sendable {
         case .closed(let code, let reason): error = .webSocketFailed(code: code, reason: reason)
         case .failed(let failure): error = failure
         }
-        if case .cancelled(let reason)? = error { channel.send(.cancelled(reason)) }
+        if case .cancelled(let reason)? = error { tell(.cancelled(reason)) }
         let tally = self.tally.withLock { $0 }
-        channel.send(
+        tell(
             .finished(
                 RequestOutcome(
                     statusCode: tally.opened ? 101 : nil, error: error, source: tally.opened ? .network : nil,
                     duration: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
                     attempts: tally.attempts, redirects: 0, bytes: Int(clamping: tally.received), body: nil)))
+    }
+}
+
+/// What a socket's upgrade call tells: its attempts, redirects and answers, to the socket's
+/// monitors and span; its beginning and end are the socket's, which tells them itself.
+private struct UpgradeReporter: CallObserver {
+    let monitors: MonitorSink?
+    let span: SpanObserver?
+
+    func willSend(_ request: URLRequest) -> URLRequest { span?.willSend(request) ?? request }
+
+    func record(_ event: RequestEvent.Kind) {
+        switch event {
+        case .created, .cancelled, .finished: return
+        default:
+            monitors?.record(event)
+            span?.record(event)
+        }
     }
 }

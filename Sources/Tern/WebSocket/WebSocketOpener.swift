@@ -14,20 +14,20 @@ struct WebSocketOpener: Sendable {
     let request: Request<WebSocketAgreement>
     let options: WebSocketOptions
     let gateKey: String
-    let channel: MonitorChannel?
+    let observer: (any CallObserver)?
 
     /// Opens one connection; `done` runs once with its outcome, unless the returned opening is
     /// cancelled first.
     func open(done: @escaping @Sendable (Outcome) -> Void) -> WebSocketOpening {
         let opening = WebSocketOpening()
-        let (client, request, options, channel) = (client, request, options, channel)
+        let (client, request, options, observer) = (client, request, options, observer)
         opening.ticket(
             WebSocketConnectGate.shared.enter(gateKey) {
                 guard !opening.isCancelled else { return opening.ended() }  // the socket has ended meanwhile
-                let upgrade = WebSocketUpgrade(options: options, settings: client.configuration.transportSettings, channel: channel)
+                let upgrade = WebSocketUpgrade(options: options, settings: client.configuration.transportSettings, observer: observer)
                 var call = request
                 call.serializer = upgrade.serializer
-                call.editExtras { $0.webSocketUpgrade = upgrade }
+                call.editExtras { $0.upgrade = upgrade }
                 let handle = client.perform(call, queue: .immediate, alwaysReport: true) { _, result in
                     opening.ended()
                     switch result {

@@ -128,10 +128,3 @@ extension WebSocketDelegate {
     /// Does nothing by default.
     public func webSocket(_ socket: WebSocket, willReconnect attempt: Int, after delay: TimeInterval) {}
 }
-
-/// A WebSocket's delegate, weakly.
-// Sendable: `delegate` is set once, in init; weak loads are atomic.
-final class WeakWebSocketDelegate: @unchecked Sendable {
-    weak var delegate: (any WebSocketDelegate)?
-    init(_ delegate: any WebSocketDelegate) { self.delegate = delegate }
-}

@@ -49,8 +49,7 @@ public struct WebSocketReconnectPolicy: Sendable, Equatable {
     /// for none.
     func delay(after ending: WebSocketEnding, attempt: Int) -> TimeInterval? {
         guard attempt <= maxAttempts, Self.mayCure(ending) else { return nil }
-        let base = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
-        return max(0, base * (1 + Double.random(in: -jitter...jitter)))
+        return Backoff(base: baseDelay, maximum: maxDelay, jitter: jitter).delay(attempt: attempt)
     }
 
     private static func mayCure(_ ending: WebSocketEnding) -> Bool {

@@ -6,25 +6,21 @@ import Foundation
 /// and writes the upgrade instead of handing the request to the transport. A 101 leaves the
 /// connection parked here until the socket takes it; any other answer is the call's response.
 /// Thread safety: safe to use from any thread (one lock).
-final class WebSocketUpgrade: Sendable {
-    /// The key of a `URLError`'s `userInfo` that carries the `TernError` an opening failed with
-    /// (a broken handshake, no libcurl) to the call, which fails with it.
-    static let failureKey = "TernWebSocketHandshakeFailure"
-
+final class WebSocketUpgrade: ConnectionUpgrade {
     /// The handshake of the call's latest attempt: each attempt (a redirect, a restart after a
     /// refused upgrade) is a new connection with a fresh key (RFC 6455 §4.1).
     private let latest: Locked<WebSocketHandshake>
-    /// The socket's channel to the monitors and its span: the call reports its attempts there.
-    let channel: MonitorChannel?
+    /// The socket's monitors and span, which the call reports its attempts to.
+    let observer: (any CallObserver)?
     private let options: WebSocketOptions
     private let settings: TransportSettings
     /// The connection a 101 left open, until the socket takes it or the call fails after all.
     private let parked = Locked<(any WebSocketDriver)?>(nil)
 
-    init(options: WebSocketOptions, settings: TransportSettings, channel: MonitorChannel?) {
+    init(options: WebSocketOptions, settings: TransportSettings, observer: (any CallObserver)?) {
         self.options = options
         self.settings = settings
-        self.channel = channel
+        self.observer = observer
         latest = Locked(WebSocketHandshake(protocols: options.protocols, offersDeflate: options.compression == .permessageDeflate))
     }
 
@@ -62,7 +58,7 @@ final class WebSocketUpgrade: Sendable {
 
     /// A `URLError` that carries `error` to the call.
     static func urlError(_ error: TernError, code: URLError.Code = .badServerResponse) -> URLError {
-        URLError(code, userInfo: [failureKey: error, NSLocalizedDescriptionKey: error.localizedDescription])
+        URLError(code, userInfo: [TransportRequest.failureKey: error, NSLocalizedDescriptionKey: error.localizedDescription])
     }
 
     /// The connection a 101 opened, once: the socket's from now on.

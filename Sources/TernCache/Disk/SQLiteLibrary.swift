@@ -18,8 +18,7 @@ import Foundation
 ///
 /// Thread safety: immutable after loading. SQLite's own rules for a connection are its owner's
 /// (`SQLiteDatabase` is used under one lock).
-// Sendable: C function pointers set once when loaded and never changed.
-struct SQLiteLibrary: @unchecked Sendable {
+struct SQLiteLibrary: Sendable {
     typealias Handle = OpaquePointer
     typealias Destructor = @convention(c) (UnsafeMutableRawPointer?) -> Void
     typealias ExecCallback =

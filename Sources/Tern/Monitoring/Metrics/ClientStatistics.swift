@@ -1,7 +1,8 @@
 import Foundation
 
-/// Collects a client's `ClientMetrics` as its requests run: one short lock per exchange start, per
-/// exchange end and per request end.
+/// Collects a client's `ClientMetrics` as its requests end: one short lock per request, taken
+/// by the request's `CallTally` when it ends (and once more for an exchange that ends after
+/// its request, a cancelled one).
 /// Thread safety: safe to use from any thread.
 final class ClientStatistics: Sendable {
     private struct State {
@@ -12,6 +13,10 @@ final class ClientStatistics: Sendable {
         /// The latest durations, a ring of `window` entries; `next` is where the next one goes.
         var durations: [TimeInterval] = []
         var next = 0
+        #if DEBUG
+        /// How often the lock was taken, for the test that holds it to one per request.
+        var lockTakes = 0
+        #endif
     }
     private let state: Locked<State>
     private static let window = 1024
@@ -21,48 +26,62 @@ final class ClientStatistics: Sendable {
         state = Locked(State(metrics: ClientMetrics(client: client, date: Date())))
     }
 
-    /// An exchange went to the network.
-    func exchangeStarted() {
-        state.withLock { $0.metrics.inFlight += 1 }
-    }
+    /// Bytes and connections of a request's exchanges.
+    struct ExchangeTotals {
+        var sent: Int64 = 0
+        var received: Int64 = 0
+        var opened = 0
+        var reused = 0
 
-    /// An exchange ended, having moved these bytes; `reused`: whether its connection was reused,
-    /// nil when the transport did not say.
-    func exchangeEnded(sent: Int64, received: Int64, reused: Bool?) {
-        state.withLock { state in
-            state.metrics.inFlight -= 1
-            state.metrics.bytesSent += sent
-            state.metrics.bytesReceived += received
+        mutating func add(sent: Int64, received: Int64, reused: Bool?) {
+            self.sent += sent
+            self.received += received
             switch reused {
-            case true?: state.metrics.connectionsReused += 1
-            case false?: state.metrics.connectionsOpened += 1
+            case true?: self.reused += 1
+            case false?: opened += 1
             case nil: break
             }
         }
     }
 
-    /// A request ended with `error` (nil: success) after `seconds`.
-    func requestEnded(_ error: TernError?, seconds: TimeInterval) {
-        let failure = error.map(Self.kind)
+    /// Exchanges ended with these totals; a request that ended with `error` (nil: success) after
+    /// `seconds`, when `ended` (nil: only exchanges, which ended after their request).
+    func add(_ totals: ExchangeTotals, ended: (error: TernError?, seconds: TimeInterval)?) {
+        let failure = ended?.error.map(Self.kind)
         state.withLock { state in
+            #if DEBUG
+            state.lockTakes += 1
+            #endif
+            state.metrics.bytesSent += totals.sent
+            state.metrics.bytesReceived += totals.received
+            state.metrics.connectionsOpened += totals.opened
+            state.metrics.connectionsReused += totals.reused
+            guard let ended else { return }
             if let failure { state.metrics.requestsByOutcome[failure, default: 0] += 1 } else { state.successes += 1 }
             state.metrics.latency.count += 1
-            state.metrics.latency.totalSeconds += seconds
+            state.metrics.latency.totalSeconds += ended.seconds
             if state.durations.count < Self.window {
-                state.durations.append(seconds)
+                state.durations.append(ended.seconds)
             } else {
-                state.durations[state.next] = seconds
+                state.durations[state.next] = ended.seconds
             }
             state.next = (state.next + 1) % Self.window
         }
     }
 
-    /// The totals now; `queued`: the transport's per-origin queues.
-    func snapshot(queued: [String: Int]) -> ClientMetrics {
+    #if DEBUG
+    /// How often the lock was taken.
+    var lockTakes: Int { state.withLock { $0.lockTakes } }
+    #endif
+
+    /// The totals now; `inFlight`: exchanges on the network now, `queued`: the transport's
+    /// per-origin queues.
+    func snapshot(inFlight: Int, queued: [String: Int]) -> ClientMetrics {
         let (taken, successes, durations) = state.withLock { ($0.metrics, $0.successes, $0.durations) }
         var metrics = taken
         if successes > 0 { metrics.requestsByOutcome["success"] = successes }
         metrics.date = Date()
+        metrics.inFlight = inFlight
         metrics.queuedByOrigin = queued
         let sorted = durations.sorted()
         metrics.latency.sampleCount = sorted.count
@@ -99,5 +118,41 @@ final class ClientStatistics: Sendable {
         case .webSocketHandshakeFailed: "webSocketHandshakeFailed"
         case .requestBodyFailed: "requestBodyFailed"
         }
+    }
+}
+
+/// One call's part in its client's metrics: its exchanges' bytes and connections, added up as
+/// they end, and counted with the request's end in one take of the client's lock.
+/// Thread safety: safe to use from any thread (its own lock).
+struct CallTally: CallObserver {
+    private struct State {
+        var totals = ClientStatistics.ExchangeTotals()
+        var isCounted = false
+    }
+
+    private let statistics: ClientStatistics
+    private let state = Locked(State())
+
+    init(_ statistics: ClientStatistics) { self.statistics = statistics }
+
+    var wantsEvents: Bool { false }
+
+    func exchangeEnded(sent: Int64, received: Int64, reused: Bool?) {
+        var late = ClientStatistics.ExchangeTotals()
+        late.add(sent: sent, received: received, reused: reused)
+        let isLate = state.withLock { state -> Bool in
+            if !state.isCounted { state.totals.add(sent: sent, received: received, reused: reused) }
+            return state.isCounted
+        }
+        if isLate { statistics.add(late, ended: nil) }
+    }
+
+    func requestEnded(_ error: TernError?, seconds: TimeInterval) {
+        let totals = state.withLock { state -> ClientStatistics.ExchangeTotals? in
+            guard !state.isCounted else { return nil }
+            state.isCounted = true
+            return state.totals
+        }
+        if let totals { statistics.add(totals, ended: (error, seconds)) }
     }
 }

@@ -44,23 +44,25 @@ public struct TracedRequest: Sendable {
     public var spanName: String { method.rawValue }
 }
 
-/// The span of one request, as Tern holds it: its context, and an end that happens once.
-final class SpanHandle: Sendable {
+/// The span of one request as an observer of its call: its trace context on every attempt, every
+/// event recorded, and an end that happens once (`.finished`, or a silent cancellation).
+/// Thread safety: safe to use from any thread.
+final class SpanObserver: CallObserver {
     let span: any RequestSpan
     /// `traceparent` and `tracestate`, worked out once.
-    let traceparent: String
-    let tracestate: String?
+    private let traceparent: String
+    private let tracestate: String?
     private let ended = Locked(false)
 
-    init(_ span: any RequestSpan) {
-        self.span = span
+    /// A span of `tracer` for the request `request`.
+    init(_ tracer: any RequestTracer, for request: TracedRequest) {
+        span = tracer.startSpan(for: request)
         let context = span.context
         traceparent = context.traceparent
         tracestate = context.traceState
     }
 
-    /// `request` with the span's W3C trace context, for each attempt.
-    func traced(_ request: URLRequest) -> URLRequest {
+    func willSend(_ request: URLRequest) -> URLRequest {
         var traced = request
         traced.setValue(traceparent, forHTTPHeaderField: "traceparent")
         traced.setValue(tracestate, forHTTPHeaderField: "tracestate")
@@ -72,8 +74,10 @@ final class SpanHandle: Sendable {
         span.record(event, at: Date())
     }
 
+    func endedSilently(_ outcome: RequestOutcome) { end(outcome) }
+
     /// Ends the span unless it ended already.
-    func end(_ outcome: RequestOutcome) {
+    private func end(_ outcome: RequestOutcome) {
         let first = ended.withLock { ended -> Bool in
             defer { ended = true }
             return !ended

@@ -23,7 +23,7 @@ struct CacheReadStage: Sendable {
     let plan: CachePlan
     /// The request as prepared.
     let request: URLRequest
-    let monitor: MonitorChannel?
+    let observers: CallObservers
 
     /// Reads the entry and calls `next` with the outcome: inline for a memory hit, else from a
     /// background queue, and only while `isRunning()` still says so.
@@ -50,7 +50,7 @@ struct CacheReadStage: Sendable {
             case .stale: entry?.raw(.stale)
             case .revalidate: nil
             }
-        monitor?.send(answer.map { .cacheHit($0.source) } ?? .cacheMiss)
+        observers.record(answer.map { .cacheHit($0.source) } ?? .cacheMiss)
         switch plan.readMode {
         case .networkOnly:
             return .network(request)
@@ -72,7 +72,7 @@ struct CacheReadStage: Sendable {
 extension Call {
     /// Stage 3: asks the cache first; a fresh entry answers, a miss goes on to the first attempt.
     func readCache(_ plan: CachePlan) {
-        let stage = CacheReadStage(plan: plan, request: urlRequest, monitor: monitor)
+        let stage = CacheReadStage(plan: plan, request: urlRequest, observers: observers)
         stage.read(isRunning: { [self] in !hasEnded }) { [self] outcome in
             switch outcome {
             case .network(let request):

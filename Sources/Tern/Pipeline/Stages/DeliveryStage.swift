@@ -90,13 +90,13 @@ extension Call {
 }
 
 extension Call {
-    /// Counts the request in the client's metrics, and tells the monitors how it ended.
+    /// Tells the observers how the request ended.
     func reportFinished(_ result: Result<Response<Value>, TernError>) {
-        // A cancel is counted where it happens (`cancelled(_:)`), delivered or not.
+        // A cancel is told where it happens (`cancelled(_:)`), delivered or not.
         if result.failure?.isCancelled != true || read(\.cancellation) == nil {
-            client.statistics.requestEnded(result.failure, seconds: secondsSinceSend)
+            observers.requestEnded(result.failure, seconds: secondsSinceSend)
         }
-        if options.upgrade == nil { monitor?.send(.finished(outcome(of: result))) }  // a socket's end is the socket's
+        observers.record(.finished(outcome(of: result)))
     }
 
     /// How `result` ended the request, for monitors and spans.

@@ -18,14 +18,11 @@ extension Call {
             return sendOffline(urlRequest, attempt: route, network: network)
         }
         // Files take part here: where a download resumes from, a body on disk (TransferStage.swift).
-        guard let (sent, exchange) = exchange(for: monitor?.span?.traced(urlRequest) ?? urlRequest, attempt: route) else { return }
-        monitor?.send(.attemptStarted(attempt: number, request: sent))
+        guard let (sent, exchange) = exchange(for: observers.willSend(urlRequest), attempt: route) else { return }
+        observers.record(.attemptStarted(attempt: number, request: sent))
         let attempt = Attempt(route, sending: urlRequest, exchange: exchange, call: self)
         let identity = sharedIdentity(of: sent)
-        client.statistics.exchangeStarted()
-        guard let task = client.exchanges.start(exchange, for: id, sharing: identity, events: { attempt.receive($0) })
-        else {
-            client.statistics.exchangeEnded(sent: 0, received: 0, reused: nil)
+        guard let task = client.exchanges.start(exchange, for: id, sharing: identity, events: { attempt.receive($0) }) else {
             return fail(.clientInvalidated)  // the transport was invalidated after `send` checked
         }
         attach(task, attempt: number)
@@ -56,13 +53,13 @@ extension Call {
         }
     }
 
-    /// Tells the monitors how attempt `attempt` ended; an attempt of a request that already
+    /// Tells the observers how attempt `attempt` ended; an attempt of a request that already
     /// ended (cancelled, timed out) is not news.
     func report(_ outcome: Result<RawResponse, URLError>, of attempt: Attempt<Value>) {
-        guard let monitor, !hasEnded else { return }
+        guard observers.wantEvents, !hasEnded else { return }
         switch outcome {
-        case .success(let raw): monitor.send(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
-        case .failure(let error): monitor.send(.attemptFailed(attempt: attempt.number, error: transportError(error)))
+        case .success(let raw): observers.record(.responseReceived(attempt: attempt.number, response: raw.response, bytes: raw.data.count))
+        case .failure(let error): observers.record(.attemptFailed(attempt: attempt.number, error: transportError(error)))
         }
     }
 
@@ -70,7 +67,7 @@ extension Call {
     func transportError(_ error: URLError) -> TernError {
         if let host = error.userInfo[TLSFailure.pinnedHostKey] as? String { return .pinningFailed(host: host) }
         if error.userInfo[SharedExchange.refusedKey] != nil { return .clientInvalidated }
-        if let failure = error.userInfo[WebSocketUpgrade.failureKey] as? TernError { return failure }
+        if let failure = error.userInfo[TransportRequest.failureKey] as? TernError { return failure }
         return switch error.code {
         case .timedOut: .timedOut(after: options.timeout)
         case .cancelled: .cancelled(client.isInvalidated ? .clientInvalidated : .explicit)

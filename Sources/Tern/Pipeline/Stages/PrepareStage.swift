@@ -61,7 +61,7 @@ extension Call {
     /// keeps alive until the end.
     func admit(retaining handle: RequestHandle?) {
         begin(retaining: handle)
-        if options.upgrade == nil { monitor?.send(.created(urlRequest)) }  // a socket tells its own
+        observers.record(.created(urlRequest))
         switch client.admit(self, strategy: options.repeatStrategy) {
         case .duplicate:
             cancel(.duplicate)

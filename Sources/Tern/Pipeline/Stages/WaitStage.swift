@@ -9,14 +9,14 @@ extension Call {
     /// Waits `delay` seconds (cancellable, under the deadline), then makes the next attempt.
     func retry(after delay: TimeInterval, from route: Route, error: TernError?) {
         guard wait(.beforeNextAttempt) else { return }
-        if let monitor, let error { monitor.send(.retrying(attempt: route.attempt, delay: delay, error: error)) }
+        if let error { observers.record(.retrying(attempt: route.attempt, delay: delay, error: error)) }
         Self.processingQueue.asyncAfter(deadline: .now() + delay) { [self] in startOver(after: route) }
     }
 
     /// Stops the request at `gate` until it restarts it (a new attempt) or drops it (that error).
     func hold(at gate: RestartGate, after route: Route) {
         guard wait(gate.isOneShot ? .credential : .suspended) else { return }
-        monitor?.send(.held(attempt: route.attempt))
+        observers.record(.held(attempt: route.attempt))
         gate.hold(isOver: { [self] in hasEnded }) { [self] outcome in
             switch outcome {
             case .success: startOver(after: route)

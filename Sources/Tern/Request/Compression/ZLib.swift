@@ -1,17 +1,9 @@
 import Foundation
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// zlib, loaded at run time (`libz.so.1` on Linux, as libcurl and SQLite are, so that building
 /// needs no `-dev` package; the system's `libz.1.dylib` on Apple platforms), for compressing
 /// request bodies (`compress`) and WebSocket messages both ways (`ZLibCodec`).
-// Sendable: C function pointers and a version string, set once when loaded.
-struct ZLib: @unchecked Sendable {
+struct ZLib: Sendable {
     private typealias DeflateInit =
         @convention(c) (
             UnsafeMutableRawPointer?, Int32, Int32, Int32, Int32, Int32, UnsafePointer<CChar>?, Int32
@@ -31,30 +23,25 @@ struct ZLib: @unchecked Sendable {
     let version: String
 
     /// The loaded library, or why there is none.
-    static let loaded: Result<ZLib, TernError> = load()
-
-    private static func load() -> Result<ZLib, TernError> {
+    static let loaded: Result<ZLib, TernError> = Result { () throws(DynamicLibrary.LoadError) in
         #if canImport(Darwin)
-        let names = ["/usr/lib/libz.1.dylib", "libz.dylib"]
+        try ZLib(DynamicLibrary(["/usr/lib/libz.1.dylib", "libz.dylib"]))
         #else
-        let names = ["libz.so.1", "libz.so"]
+        try ZLib(DynamicLibrary(["libz.so.1", "libz.so"]))
         #endif
-        let problem = TernError.unsupportedConfiguration("compression needs zlib, which could not be loaded (\(names[0]))")
-        guard let library = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else { return .failure(problem) }
-        let symbolNames: [String] = [
-            "deflateInit2_", "deflate", "deflateEnd", "deflateReset", "inflateInit2_", "inflate", "inflateEnd", "inflateReset",
-            "zlibVersion",
-        ]
-        let symbols = symbolNames.compactMap { dlsym(library, $0) }
-        guard symbols.count == 9 else { return .failure(problem) }
-        let versionFunction = unsafeBitCast(symbols[8], to: (@convention(c) () -> UnsafePointer<CChar>?).self)
-        return .success(
-            ZLib(
-                deflateInit: unsafeBitCast(symbols[0], to: DeflateInit.self), deflateStep: unsafeBitCast(symbols[1], to: Deflate.self),
-                deflateEnd: unsafeBitCast(symbols[2], to: StreamCall.self), deflateReset: unsafeBitCast(symbols[3], to: StreamCall.self),
-                inflateInit: unsafeBitCast(symbols[4], to: InflateInit.self), inflateStep: unsafeBitCast(symbols[5], to: Deflate.self),
-                inflateEnd: unsafeBitCast(symbols[6], to: StreamCall.self), inflateReset: unsafeBitCast(symbols[7], to: StreamCall.self),
-                version: versionFunction().map { String(cString: $0) } ?? "?"))
+    }.mapError { .unsupportedConfiguration("compression needs zlib, which could not be loaded (\($0))") }
+
+    private init(_ library: DynamicLibrary) throws(DynamicLibrary.LoadError) {
+        deflateInit = try library.function("deflateInit2_")
+        deflateStep = try library.function("deflate")
+        deflateEnd = try library.function("deflateEnd")
+        deflateReset = try library.function("deflateReset")
+        inflateInit = try library.function("inflateInit2_")
+        inflateStep = try library.function("inflate")
+        inflateEnd = try library.function("inflateEnd")
+        inflateReset = try library.function("inflateReset")
+        let zlibVersion = try library.function("zlibVersion", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
+        version = zlibVersion().map { String(cString: $0) } ?? "?"
     }
 
     /// Starts `stream` deflating (`level`, `windowBits` as zlib takes them: negative for raw

@@ -13,18 +13,18 @@ import Foundation
 /// documented ABI; the variadic ones go through `CTernCurl`.
 /// Thread safety: immutable after loading; libcurl's rules for its handles are the caller's
 /// (`CurlEventLoop` makes every call on a handle under one lock).
-// Sendable: C function pointers and version facts, set once when loaded and never changed.
-struct LibCurl: @unchecked Sendable {
+struct LibCurl: Sendable {
     typealias Handle = UnsafeMutableRawPointer
 
     let version: String
     let versionNumber: UInt32
     /// Whether this libcurl was built with zstd: it then decodes `Content-Encoding: zstd`.
     let decodesZstd: Bool
-    private let easySetopt: UnsafeMutableRawPointer
-    private let easyGetinfo: UnsafeMutableRawPointer
-    private let multiSetopt: UnsafeMutableRawPointer
-    private let multiFdset: UnsafeMutableRawPointer
+    /// The variadic ones, called through `CTernCurl`.
+    private let easySetopt: DynamicLibrary.UntypedFunction
+    private let easyGetinfo: DynamicLibrary.UntypedFunction
+    private let multiSetopt: DynamicLibrary.UntypedFunction
+    private let multiFdset: DynamicLibrary.UntypedFunction
     let easyInit: @convention(c) () -> Handle?
     let easyCleanup: @convention(c) (Handle?) -> Void
     let easyReset: @convention(c) (Handle?) -> Void
@@ -50,83 +50,50 @@ struct LibCurl: @unchecked Sendable {
     static let minimumVersion: UInt32 = 0x07_44_00
 
     /// The loaded library, or why there is none (no libcurl, a missing function, too old).
-    static let loaded: Result<LibCurl, LoadFailure> = load()
-
-    /// Why libcurl could not be used.
-    struct LoadFailure: Error, CustomStringConvertible {
-        let description: String
+    static let loaded: Result<LibCurl, DynamicLibrary.LoadError> = Result { () throws(DynamicLibrary.LoadError) in
+        // TERN_LIBCURL names another build (a newer libcurl, say), or hides it ("none").
+        let names = ProcessInfo.processInfo.environment["TERN_LIBCURL"].map { [$0] } ?? ["libcurl.so.4", "libcurl.so"]
+        return try LibCurl(DynamicLibrary(names))
     }
 
-    private static func load() -> Result<LibCurl, LoadFailure> {
-        // TERN_LIBCURL names another build (a newer libcurl, say), or hides it ("none").
-        let names: [String] = ProcessInfo.processInfo.environment["TERN_LIBCURL"].map { [$0] } ?? ["libcurl.so.4", "libcurl.so"]
-        guard let library = names.lazy.compactMap({ name in dlopen(name, RTLD_NOW | RTLD_LOCAL) }).first else {
-            return .failure(LoadFailure(description: "cannot load \(names.joined(separator: " or "))"))
+    private init(_ library: DynamicLibrary) throws(DynamicLibrary.LoadError) {
+        typealias VersionInfo = @convention(c) (Int32) -> UnsafeRawPointer?
+        // curl_version_info_data: age (int), version (char *), version_num (unsigned int), …
+        guard let info = try library.function("curl_version_info", as: VersionInfo.self)(0) else {
+            throw DynamicLibrary.LoadError(description: "curl_version_info returned nothing")
         }
-        func symbol(_ name: String) -> UnsafeMutableRawPointer? { dlsym(library, name) }
-        func function<T>(_ name: String, as type: T.Type) throws(LoadFailure) -> T {
-            guard let pointer = symbol(name) else { throw LoadFailure(description: "libcurl lacks \(name)") }
-            return unsafeBitCast(pointer, to: type)
+        version = info.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "?"
+        versionNumber = info.load(fromByteOffset: 16, as: UInt32.self)
+        // … host (char *), features (int): CURL_VERSION_ZSTD is bit 26.
+        decodesZstd = info.load(fromByteOffset: 32, as: Int32.self) & (1 << 26) != 0
+        guard versionNumber >= Self.minimumVersion else {
+            throw DynamicLibrary.LoadError(description: "libcurl \(version) is older than 7.68.0")
         }
-        do throws(LoadFailure) {
-            typealias VersionInfo = @convention(c) (Int32) -> UnsafeRawPointer?
-            // curl_version_info_data: age (int), version (char *), version_num (unsigned int), …
-            guard let info = try function("curl_version_info", as: VersionInfo.self)(0) else {
-                throw LoadFailure(description: "curl_version_info returned nothing")
-            }
-            let version = info.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "?"
-            let number = info.load(fromByteOffset: 16, as: UInt32.self)
-            // … host (char *), features (int): CURL_VERSION_ZSTD is bit 26.
-            let features = info.load(fromByteOffset: 32, as: Int32.self)
-            guard number >= minimumVersion else {
-                throw LoadFailure(description: "libcurl \(version) is older than 7.68.0")
-            }
-            guard let easySetopt = symbol("curl_easy_setopt"), let easyGetinfo = symbol("curl_easy_getinfo"),
-                let multiSetopt = symbol("curl_multi_setopt"), let multiFdset = symbol("curl_multi_fdset")
-            else {
-                throw LoadFailure(description: "libcurl lacks curl_easy_setopt, curl_easy_getinfo, curl_multi_setopt or curl_multi_fdset")
-            }
-            typealias GlobalInit = @convention(c) (Int) -> Int32
-            // Thread-safe and reference-counted with FoundationNetworking's own call on 7.84+ builds.
-            guard try function("curl_global_init", as: GlobalInit.self)(3) == 0 else {
-                throw LoadFailure(description: "curl_global_init failed")
-            }
-            return .success(
-                LibCurl(
-                    version: version, versionNumber: number, decodesZstd: features & (1 << 26) != 0, easySetopt: easySetopt,
-                    easyGetinfo: easyGetinfo, multiSetopt: multiSetopt,
-                    multiFdset: multiFdset,
-                    easyInit: try function("curl_easy_init", as: (@convention(c) () -> Handle?).self),
-                    easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
-                    easyReset: try function("curl_easy_reset", as: (@convention(c) (Handle?) -> Void).self),
-                    easyStrerror: try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
-                    easyPause: try function("curl_easy_pause", as: (@convention(c) (Handle?, Int32) -> Int32).self),
-                    multiInit: try function("curl_multi_init", as: (@convention(c) () -> Handle?).self),
-                    multiCleanup: try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self),
-                    multiAddHandle: try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
-                    multiRemoveHandle: try function("curl_multi_remove_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self),
-                    multiPerform: try function(
-                        "curl_multi_perform", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32).self),
-                    multiPoll: try function(
-                        "curl_multi_poll",
-                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
-                    multiTimeout: try function(
-                        "curl_multi_timeout", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int>?) -> Int32).self),
-                    multiInfoRead: try function(
-                        "curl_multi_info_read",
-                        as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self),
-                    slistAppend: try function("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>?) -> Handle?).self),
-                    slistFreeAll: try function("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self),
-                    multiSocketAction: try function(
-                        "curl_multi_socket_action",
-                        as: (@convention(c) (Handle?, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self),
-                    easySend: try function(
-                        "curl_easy_send", as: (@convention(c) (Handle?, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32).self),
-                    easyRecv: try function(
-                        "curl_easy_recv",
-                        as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32).self)))
-        } catch {
-            return .failure(error)
+        easySetopt = try library.function("curl_easy_setopt")
+        easyGetinfo = try library.function("curl_easy_getinfo")
+        multiSetopt = try library.function("curl_multi_setopt")
+        multiFdset = try library.function("curl_multi_fdset")
+        easyInit = try library.function("curl_easy_init")
+        easyCleanup = try library.function("curl_easy_cleanup")
+        easyReset = try library.function("curl_easy_reset")
+        easyStrerror = try library.function("curl_easy_strerror")
+        easyPause = try library.function("curl_easy_pause")
+        multiInit = try library.function("curl_multi_init")
+        multiCleanup = try library.function("curl_multi_cleanup")
+        multiAddHandle = try library.function("curl_multi_add_handle")
+        multiRemoveHandle = try library.function("curl_multi_remove_handle")
+        multiPerform = try library.function("curl_multi_perform")
+        multiPoll = try library.function("curl_multi_poll")
+        multiTimeout = try library.function("curl_multi_timeout")
+        multiInfoRead = try library.function("curl_multi_info_read")
+        slistAppend = try library.function("curl_slist_append")
+        slistFreeAll = try library.function("curl_slist_free_all")
+        multiSocketAction = try library.function("curl_multi_socket_action")
+        easySend = try library.function("curl_easy_send")
+        easyRecv = try library.function("curl_easy_recv")
+        // Thread-safe and reference-counted with FoundationNetworking's own call on 7.84+ builds.
+        guard try library.function("curl_global_init", as: (@convention(c) (Int) -> Int32).self)(3) == 0 else {
+            throw DynamicLibrary.LoadError(description: "curl_global_init failed")
         }
     }
 
