@@ -15,6 +15,7 @@ public protocol WebSocketServing: Sendable {
 /// Thread safety: safe to use from any thread; the client's messages and close arrive one at a
 /// time, in order.
 // Sendable: every mutable property is touched only on `queue`.
+// Debug builds check the confinement (`queue.assertIsCurrent()`).
 public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     private let queue = DispatchQueue(label: "Tern.WebSocketPeer")
     private let serving: any WebSocketServing
@@ -137,10 +138,12 @@ public final class WebSocketPeer: WebSocketDriver, @unchecked Sendable {
     package func setReadingPaused(_ paused: Bool) {}
 
     private func emit(_ event: WebSocketDriverEvent) {
+        queue.assertIsCurrent()
         if let events { events(event) } else { early.append(event) }
     }
 
     private func end(_ ending: WebSocketEnding) {
+        queue.assertIsCurrent()
         guard !hasEnded else { return }
         hasEnded = true
         isOpen = false

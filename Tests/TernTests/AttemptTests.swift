@@ -37,10 +37,11 @@ import Testing
         #expect(counted.value["n"]?.int == 2, "the first attempt's body was discarded")
         #expect(counted.attempt == 2)
 
-        // 8 chunks 50 ms apart: each attempt lasts several of the 100 ms between progress reports
+        // 8 chunks 120 ms apart: each attempt lasts many of the 100 ms between progress reports
         // of a buffered body, so each reports before it ends (4 chunks 20 ms apart could report
-        // the second attempt only at its end, under ThreadSanitizer: no restart to see).
-        let request = Request("slow-pattern", query: ["n": 32768, "chunk": 4096, "interval": 0.05], serializer: Self.refusingOnce { $0 })
+        // the second attempt only at its end under ThreadSanitizer, and 50 ms apart its first
+        // report once came after the first attempt's last: no restart to see).
+        let request = Request("slow-pattern", query: ["n": 32768, "chunk": 4096, "interval": 0.12], serializer: Self.refusingOnce { $0 })
             .onProgress { progress in if progress.direction == .download { seen.withLock { $0.append(progress.completedBytes) } } }
         let response = try await client.send(request)
         #expect(response.data == TestPattern.bytes(32768))

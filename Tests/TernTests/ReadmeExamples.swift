@@ -434,7 +434,8 @@ func readmeTourServer(incomingTrace: TraceContext?) async throws {
         try await service.send(Request<JSON>("stock/42"))
     }
     let scrape = service.metrics.prometheusText()                // in flight, outcomes, latency …
-    _ = (stock, scrape)
+    let quiet = Client(baseURL: "http://cache.internal") { $0.collectsMetrics = false }  // no tally at all
+    _ = (stock, scrape, quiet)
 }
 
 func readmeTourCache() {

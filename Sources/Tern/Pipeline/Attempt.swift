@@ -36,6 +36,10 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
     private var countsDownload = true
     /// The body being produced while it is sent, if it is.
     private let bodyStream: RequestBodyStream?
+    #if DEBUG
+    /// The transport's contract, checked: one event at a time, nothing after `.completed`.
+    private let contract = Locked((receiving: false, completed: false))
+    #endif
 
     /// Creates the attempt of `route` for `call`, which sends `request` as `exchange`.
     init(_ route: CallStateMachine.Route, sending request: URLRequest, exchange: TransportRequest, call: Call<Value>) {
@@ -74,6 +78,20 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
 
     /// Feeds one event of this attempt's exchange.
     func receive(_ event: TransportEvent) {
+        #if DEBUG
+        let broken = contract.withLock { contract -> String? in
+            defer { contract.receiving = true }
+            if contract.completed { return "an event after .completed" }
+            return contract.receiving ? "two events at once" : nil
+        }
+        if let broken { preconditionFailure("the transport broke its contract: \(broken) (\(event))") }
+        defer {
+            contract.withLock { contract in
+                contract.receiving = false
+                if case .completed = event { contract.completed = true }
+            }
+        }
+        #endif
         switch event {
         case .head, .data, .receiving, .sentBytes: call.signsOfLife.touch()  // the idle timeout counts from here
         case .metrics, .completed: break

@@ -9,6 +9,7 @@ import Foundation
 /// limit, no handshake body on a refusal, its own fragmentation).
 /// Thread safety: every mutable property is touched only on `queue` (the WebSocket's).
 // Sendable: see "Thread safety".
+// Debug builds check the confinement (`queue.assertIsCurrent()`).
 final class StreamTaskSocketStream: WebSocketByteStream, @unchecked Sendable {
     /// The most bytes asked for in one read.
     private static let readSize = 64 << 10
@@ -81,6 +82,7 @@ final class StreamTaskSocketStream: WebSocketByteStream, @unchecked Sendable {
     /// Asks for the next bytes: one read at a time, none while paused (the server's bytes then
     /// wait in the socket, and TCP holds the server back).
     private func readNext() {
+        queue.assertIsCurrent()
         guard let task, !hasEnded, !isReading, !isReadingPaused else { return }
         isReading = true
         task.readData(ofMinLength: 1, maxLength: Self.readSize, timeout: Self.quietReadTimeout) { data, atEOF, error in
@@ -98,6 +100,7 @@ final class StreamTaskSocketStream: WebSocketByteStream, @unchecked Sendable {
     /// Ends the stream once: reports it (unless closed by the WebSocket itself), with the pin
     /// failure the server was refused for in place of the error it caused, and lets the task go.
     private func end(_ error: URLError?, report: Bool = true) {
+        queue.assertIsCurrent()
         guard !hasEnded else { return }
         hasEnded = true
         let pinFailure = task.flatMap { transport.endStreamTask($0) }

@@ -16,6 +16,7 @@ import Foundation
 /// arrive; the public side reaches it through `queue.async`, and `send` reads the locked
 /// `sendBuffer` to return without waiting for the queue.
 // Sendable: all mutable state is confined to `queue`, but `sendBuffer`, which is locked.
+// Debug builds check the confinement (`queue.assertIsCurrent()`).
 final class WebSocketConnection: @unchecked Sendable {
     typealias Event = WebSocketDriverEvent
 
@@ -155,6 +156,7 @@ final class WebSocketConnection: @unchecked Sendable {
     // MARK: Carrying out what the state machine decides
 
     private func carryOut(_ action: WebSocketStateMachine.Action) {
+        queue.assertIsCurrent()
         switch action {
         case .none:
             break
@@ -182,6 +184,7 @@ final class WebSocketConnection: @unchecked Sendable {
     // MARK: The stream's events
 
     private func streamEvent(_ event: WebSocketStreamEvent) {
+        queue.assertIsCurrent()
         switch event {
         case .opened: carryOut(machine.connected())
         case .received(let bytes): received(bytes)
@@ -260,6 +263,7 @@ final class WebSocketConnection: @unchecked Sendable {
     // MARK: Writing
 
     private func write(_ frames: Data, done: @escaping @Sendable (TernError?) -> Void) {
+        queue.assertIsCurrent()
         switch machine.phase {
         case .idle, .connecting, .handshaking:
             unsent.append((frames, done))

@@ -76,6 +76,7 @@ public struct WebSocketReconnectPolicy: Sendable, Equatable {
 /// Thread safety: the routing of sends (`outbound`) and the connection whose events pass
 /// (`live`) are locked; every other mutable property is touched only on `queue`.
 // Sendable: see "Thread safety".
+// Debug builds check the confinement (`queue.assertIsCurrent()`).
 final class ReconnectingDriver: @unchecked Sendable {
     /// Where a message sent now goes.
     private struct Outbound {
@@ -177,6 +178,7 @@ final class ReconnectingDriver: @unchecked Sendable {
     }
 
     private func connect() {
+        queue.assertIsCurrent()
         guard let opener else { return }
         generation += 1
         let number = generation
@@ -191,6 +193,7 @@ final class ReconnectingDriver: @unchecked Sendable {
     }
 
     private func opened(_ outcome: WebSocketOpener.Outcome, _ number: Int) {
+        queue.assertIsCurrent()
         guard number == generation, !isStopped else {
             if case .success(let opened) = outcome { opened.driver.abort(.cancelled(.explicit)) }
             return
@@ -244,6 +247,7 @@ final class ReconnectingDriver: @unchecked Sendable {
     }
 
     private func ended(_ ending: WebSocketEnding) {
+        queue.assertIsCurrent()
         guard !isStopped, opener != nil, let delay = policy.delay(after: ending, attempt: failures + 1) else { return finish(ending) }
         failures += 1
         events(.reconnecting(attempt: failures, after: delay, ending))
@@ -254,6 +258,7 @@ final class ReconnectingDriver: @unchecked Sendable {
     }
 
     private func finish(_ ending: WebSocketEnding) {
+        queue.assertIsCurrent()
         isStopped = true
         let refusal = WebSocket.error(of: ending)
         let waiting = outbound.withLock { outbound in

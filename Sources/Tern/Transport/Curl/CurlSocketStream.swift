@@ -16,6 +16,7 @@ import Foundation
 /// needs no WebSocket support of its own.
 /// Thread safety: every call on the handle runs on `queue` (the WebSocket's), one at a time.
 // Sendable: every mutable property is touched only on `queue`.
+// Debug builds check the confinement (`queue.assertIsCurrent()`).
 final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     private let curl: LibCurl
     private let settings: CurlSettings
@@ -162,6 +163,7 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
 
     /// Reads until libcurl has nothing more (`CURLE_AGAIN`), reporting each piece.
     private func readAvailable() {
+        queue.assertIsCurrent()
         guard easy != nil || socket >= 0, !hasEnded, !isReaderPaused else { return }
         SocketReadBuffers.borrow { buffer in
             while !hasEnded, !isReaderPaused {
@@ -217,6 +219,7 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
 
     /// Writes what is pending until done or the socket is full; waits for room in the latter case.
     private func flush() {
+        queue.assertIsCurrent()
         guard easy != nil || socket >= 0, !hasEnded else { return }
         while let first = pending.first {
             let outcome = first.bytes.withUnsafeBytes { transmit(UnsafeRawBufferPointer(rebasing: $0[first.offset...])) }
@@ -247,6 +250,7 @@ final class CurlSocketStream: WebSocketByteStream, @unchecked Sendable {
     /// not written, stops the sources and, once they have stopped, releases the handle (its
     /// socket; a connect still running is abandoned).
     private func end(_ error: URLError?, report: Bool = true) {
+        queue.assertIsCurrent()
         guard !hasEnded else { return }
         hasEnded = true
         let unwritten = pending
