@@ -7,6 +7,9 @@ extension Client {
     func observers(
         requestID: UInt64, method: HTTPMethod, url: URL?, tags: Set<String>, upgrade: (any CallObserver)?
     ) -> CallObservers {
+        let tally = configuration.collectsMetrics ? CallTally(statistics) : nil
+        // The common case, no monitors and no tracer: the tally alone, no list.
+        if upgrade == nil, configuration.monitors.isEmpty, configuration.tracer == nil { return CallObservers(tally) }
         var observers: [any CallObserver] = []
         if let upgrade {
             observers.append(upgrade)
@@ -20,7 +23,7 @@ extension Client {
                 observers.append(SpanObserver(tracer, for: request))
             }
         }
-        if configuration.collectsMetrics { observers.append(CallTally(statistics)) }
+        if let tally { observers.append(tally) }
         return CallObservers(observers)
     }
 }

@@ -48,7 +48,7 @@ enum OutboxRequest {
                 }
             case .multipart(let form):
                 try MultipartEncoder.write(form, to: destination)
-            case .stream:
+            case .produced:
                 throw .invalidRequest(
                     .invalidValue(
                         name: "body",

@@ -144,7 +144,10 @@ final class Attempt<Value: Sendable>: @unchecked Sendable {
         let now = max(clock.received, announced)
         guard now > before else { return }
         if countsDownload { progress?.received(Int(now - before)) }
-        let expected = head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil }
-        call.observers.record(.progress(TransferProgress(direction: .download, completedBytes: now, expectedBytes: expected)))
+        call.observers.record(
+            .progress(
+                TransferProgress(
+                    direction: .download, completedBytes: now,
+                    expectedBytes: head.map(\.expectedContentLength).flatMap { $0 > 0 ? $0 : nil })))
     }
 }

@@ -51,8 +51,9 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     let started: (date: Date, uptime: UInt64)
     /// Where the response body goes: memory, a download's file, a streaming reader.
     let destination: ResponseDestination
-    /// The body, when it is streamed from disk (a file, a large multipart form); nil otherwise.
-    let bodyOnDisk: UploadSource?
+    /// Where the body comes from when it is not in `urlRequest` (a file, a large multipart form, a
+    /// produced body); nil otherwise.
+    let requestBody: RequestBodySource?
 
     // MARK: 1–2. Prepare and admit — see PrepareStage.swift
 
@@ -60,7 +61,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     init(
         _ request: Request<Value>, _ urlRequest: URLRequest, client: Client, options: CallOptions, hooks: HookChain?,
         identity: RequestIdentity?, progress: ProgressReporter?, queue: CallbackQueue, started: (date: Date, uptime: UInt64),
-        destination: ResponseDestination, bodyOnDisk: UploadSource?, cacheHit: CacheHit?, completion: @escaping Completion
+        destination: ResponseDestination, requestBody: RequestBodySource?, cacheHit: CacheHit?, completion: @escaping Completion
     ) {
         let id = RequestLifecycle.nextID()
         self.client = client
@@ -72,10 +73,10 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
         self.queue = queue
         // Bodies in files, either way, and streamed bodies are not cached.
         self.plan =
-            destination.leavesMemory || bodyOnDisk != nil
+            destination.leavesMemory || requestBody != nil
             ? nil : client.cachePlan(for: request, urlRequest, policy: options.cachePolicy(of: request))
         self.destination = destination
-        self.bodyOnDisk = bodyOnDisk
+        self.requestBody = requestBody
         self.hooks = hooks
         // A call that opens a socket's connection reports to the socket, which tells its own
         // beginning and end.
@@ -169,7 +170,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
             if let error = result.failure,
                 case .retry(let delay) = RetryStage(policy: options.retryPolicy).decide(
                     error, attempt: route.attempt, method: method, url: (route.request ?? urlRequest).url,
-                    chunksDelivered: destination.hasDelivered, bodyReplayable: bodyOnDisk?.isReplayable ?? true,
+                    chunksDelivered: destination.hasDelivered, bodyReplayable: requestBody?.isReplayable ?? true,
                     secondsLeft: CallStateMachine.Timers.seconds(until: deadline, from: .now()))
             {
                 return retry(after: delay, from: route, error: error)
@@ -220,7 +221,7 @@ final class Call<Value: Sendable>: RequestLifecycle, @unchecked Sendable {
     /// temporary file goes.
     override func ended() {
         destination.requestEnded()
-        bodyOnDisk?.ended()
+        requestBody?.ended()
         // A cancellation reported silently tells no `.finished`: it ends here.
         if observers.wantEvents, let reason = read(\.cancellation) {
             observers.endedSilently(outcome(of: .failure(.cancelled(reason))))

@@ -31,42 +31,58 @@ extension CallObserver {
     func endedSilently(_ outcome: RequestOutcome) {}
 }
 
-/// The observers of one call, built once when it is made.
+/// The observers of one call, built once when it is made. The first is kept apart from the
+/// others: a call with one observer (the client's metrics, commonly) allocates no list.
 /// Thread safety: a value type of Sendable observers, safe to share.
 struct CallObservers: Sendable {
-    private let observers: [any CallObserver]
+    private let first: (any CallObserver)?
+    private let others: [any CallObserver]
     /// Whether an observer reads events: without one, none is built.
     let wantEvents: Bool
 
     init(_ observers: [any CallObserver]) {
-        self.observers = observers
+        first = observers.first
+        others = Array(observers.dropFirst())
         wantEvents = observers.contains { $0.wantsEvents }
     }
 
-    /// The request an attempt sends, as every observer leaves it.
+    init(_ observer: (any CallObserver)?) {
+        first = observer
+        others = []
+        wantEvents = observer?.wantsEvents ?? false
+    }
+
+    private func forEach(_ body: (any CallObserver) -> Void) {
+        if let first { body(first) }
+        for observer in others { body(observer) }
+    }
+
+    /// The request an attempt sends, as every observer that reads events leaves it.
     func willSend(_ request: URLRequest) -> URLRequest {
         guard wantEvents else { return request }
-        return observers.reduce(request) { $1.wantsEvents ? $1.willSend($0) : $0 }
+        var request = request
+        forEach { if $0.wantsEvents { request = $0.willSend(request) } }
+        return request
     }
 
     /// Tells `event`, built only when an observer reads events.
     func record(_ event: @autoclosure () -> RequestEvent.Kind) {
         guard wantEvents else { return }
         let event = event()
-        for observer in observers where observer.wantsEvents { observer.record(event) }
+        forEach { if $0.wantsEvents { $0.record(event) } }
     }
 
     func exchangeEnded(sent: Int64, received: Int64, reused: Bool?) {
-        for observer in observers { observer.exchangeEnded(sent: sent, received: received, reused: reused) }
+        forEach { $0.exchangeEnded(sent: sent, received: received, reused: reused) }
     }
 
     func requestEnded(_ error: TernError?, seconds: TimeInterval) {
-        for observer in observers { observer.requestEnded(error, seconds: seconds) }
+        forEach { $0.requestEnded(error, seconds: seconds) }
     }
 
     func endedSilently(_ outcome: @autoclosure () -> RequestOutcome) {
         guard wantEvents else { return }
         let outcome = outcome()
-        for observer in observers where observer.wantsEvents { observer.endedSilently(outcome) }
+        forEach { if $0.wantsEvents { $0.endedSilently(outcome) } }
     }
 }

@@ -48,7 +48,7 @@ enum RequestBuilder {
     static func prepare<Value>(
         _ request: Request<Value>, options: CallOptions, hooks: HookChain?
     )
-        throws(TernError) -> (urlRequest: URLRequest, upload: UploadSource?)
+        throws(TernError) -> (urlRequest: URLRequest, upload: RequestBodySource?)
     {
         let parts = try parts(request, options: options, hooks: hooks)
         var urlRequest = URLRequest(url: parts.url)
@@ -72,7 +72,7 @@ enum RequestBuilder {
         /// The body when it is in memory.
         var body: Data?
         /// Where the body comes from when it is not in memory.
-        var upload: UploadSource?
+        var upload: RequestBodySource?
         /// The body's `Content-Type`, when no header gives one.
         var contentType: String?
     }
@@ -131,7 +131,7 @@ enum RequestBuilder {
     /// A body as it will be sent: bytes in memory, or streamed from disk.
     private enum EncodedBody {
         case data(Data, contentType: String?)
-        case upload(UploadSource, contentType: String?)
+        case upload(RequestBodySource, contentType: String?)
     }
 
     private static func rewriteParameters<Value>(
@@ -197,19 +197,20 @@ enum RequestBuilder {
         case .data(let data, let contentType):
             return .data(data, contentType: contentType)
         case .file(let url, let contentType):
-            let source = UploadSource(.file(url), length: try FileBody.size(of: url))
+            let source = RequestBodySource(.file(url), length: try FileBody.size(of: url))
             return .upload(source, contentType: contentType ?? MIMEType.forFileName(url.lastPathComponent))
         case .multipart(let form):
             let length = try MultipartEncoder.length(of: form)
             guard length > Int64(form.memoryThreshold) else {
                 return .data(try MultipartEncoder.data(of: form), contentType: form.contentType)
             }
-            return .upload(UploadSource(.multipart(form), length: length), contentType: form.contentType)
+            return .upload(RequestBodySource(.multipart(form), length: length), contentType: form.contentType)
         case .stream(let body):
             if let length = body.length, length < 0 {
                 throw .invalidRequest(.invalidValue(name: "length", reason: "a body's length cannot be negative (\(length))"))
             }
-            return .upload(UploadSource(.stream(body), length: body.length), contentType: body.contentType ?? "application/octet-stream")
+            return .upload(
+                RequestBodySource(.produced(body), length: body.length), contentType: body.contentType ?? "application/octet-stream")
         }
     }
 

@@ -16,7 +16,7 @@ extension Call {
         let hooks = HookChain(request: request, settings: options.settings, client: client)
         let tags = options.tags
         let urlRequest: URLRequest
-        let upload: UploadSource?
+        let upload: RequestBodySource?
         let download = request.download.map(DownloadSession.init)
         do {
             if let problem = client.configurationError { throw problem }
@@ -39,7 +39,7 @@ extension Call {
         let call = Call(
             request, urlRequest, client: client, options: options, hooks: hooks, identity: identity, progress: progress,
             queue: queue, started: started, destination: destination(of: request, download, options: options, queue: queue),
-            bodyOnDisk: upload, cacheHit: cacheHit, completion: completion)
+            requestBody: upload, cacheHit: cacheHit, completion: completion)
         // Only the caller holds the handle, unless the lifetime says the engine owns it.
         let handle = call.makeHandle()
         call.admit(retaining: call.retainsHandle ? handle : nil)

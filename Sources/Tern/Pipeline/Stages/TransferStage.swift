@@ -15,34 +15,30 @@ extension Call {
         let target = destination.forExchange(of: &urlRequest, limit: options.sizeLimit)
         var exchange = TransportRequest(urlRequest, destination: target, streamsBody: progress != nil || destination.streams)
         exchange.upgrade = options.upgrade
-        // A body on disk goes with every attempt that keeps the method (a retry, a 307/308); a
-        // produced body, with each that can produce it again.
-        if let bodyOnDisk, urlRequest.httpMethod == self.urlRequest.httpMethod {
-            if let produced = bodyOnDisk.producedBody {
-                switch bodyOnDisk.nextStream(of: produced, after: route.redirects) {
-                case .success(let stream): exchange.body = .stream(stream)
-                case .failure(let failure):
-                    fail(.requestBodyFailed(failure), attempt: route.attempt)
-                    return nil
-                }
-                return (urlRequest, exchange)
-            }
-            guard let file = bodyOnDisk.file else {
-                prepareBody(bodyOnDisk, then: urlRequest, attempt: route)
+        // A body from a file goes with every attempt that keeps the method (a retry, a 307/308);
+        // a produced body, with each that can produce it again.
+        if let requestBody, urlRequest.httpMethod == self.urlRequest.httpMethod {
+            switch requestBody.body(forAttemptAfter: route.redirects) {
+            case .ready(let body):
+                exchange.body = body
+            case .mustPrepare:
+                prepareBody(requestBody, then: urlRequest, attempt: route)
+                return nil
+            case .failed(let failure):
+                fail(.requestBodyFailed(failure), attempt: route.attempt)
                 return nil
             }
-            exchange.body = .file(file)
         }
         return (urlRequest, exchange)
     }
 
     /// Whether the request reads or writes files or streams its response: then it never shares
     /// an exchange with identical requests (`.share`).
-    var movesFiles: Bool { destination.leavesMemory || bodyOnDisk != nil }
+    var movesFiles: Bool { destination.leavesMemory || requestBody != nil }
 
     /// Writes a large multipart form to its temporary file off this thread (the first attempt
     /// starts inside `send`), then sends the attempt of `route` unless the request ended meanwhile.
-    func prepareBody(_ body: UploadSource, then urlRequest: URLRequest, attempt route: Route) {
+    func prepareBody(_ body: RequestBodySource, then urlRequest: URLRequest, attempt route: Route) {
         Self.processingQueue.async { [self] in
             if let error = Result(catching: { () throws(TernError) in try body.prepare() }).failure {
                 return fail(error, attempt: route.attempt)

@@ -1,18 +1,30 @@
 import Foundation
 
-/// A request body that is not in memory: a file as it is, a multipart form too large for memory,
-/// or bytes produced while they are sent.
+/// Where a request's body comes from when it is not bytes in the request itself: a file as it
+/// is, a multipart form too large for memory, or bytes produced while they are sent. Chosen when
+/// the request is prepared; the transfer stage asks it for each attempt's body, as it asks the
+/// `ResponseDestination` where the response goes.
 ///
 /// A multipart form is written to a temporary file before the first attempt (off the caller's
 /// thread) and streamed from there by every attempt — retries and 307/308 redirects replay it;
 /// the temporary file is removed when the request ends, however it ends. A produced body gets a
 /// new `RequestBodyStream` per attempt, when its producer can run again.
 /// Thread safety: safe to use from any thread.
-final class UploadSource: Sendable {
+final class RequestBodySource: Sendable {
     enum Content: Sendable {
         case file(URL)
         case multipart(MultipartFormData)
-        case stream(StreamedBody)
+        case produced(StreamedBody)
+    }
+
+    /// What an attempt sends, or why it cannot yet.
+    enum AttemptBody {
+        /// This body.
+        case ready(TransportRequest.Body)
+        /// A multipart form still to be written to its file (`prepare()`, off the caller's thread).
+        case mustPrepare
+        /// A body produced once, which an attempt already sent.
+        case failed(RequestBodyFailure)
     }
 
     let content: Content
@@ -36,21 +48,29 @@ final class UploadSource: Sendable {
     }
 
     /// The file every attempt streams; nil until `prepare()` wrote a multipart form's.
-    var file: URL? { state.withLock { $0.file } }
-
-    /// The body's producer, when it is produced while it is sent.
-    var producedBody: StreamedBody? {
-        guard case .stream(let body) = content else { return nil }
-        return body
-    }
+    private var file: URL? { state.withLock { $0.file } }
 
     /// Whether every attempt can send the body (false for a body produced only once).
-    var isReplayable: Bool { producedBody?.isReplayable ?? true }
+    var isReplayable: Bool {
+        guard case .produced(let body) = content else { return true }
+        return body.isReplayable
+    }
 
-    /// A new stream of `body` (this source's `producedBody`) for the next attempt, which followed
-    /// `redirects`: its producer started, the previous one closed; why not when the body can be
-    /// produced only once and already was.
-    func nextStream(of body: StreamedBody, after redirects: [Redirect]) -> Result<RequestBodyStream, RequestBodyFailure> {
+    /// The body of the next attempt, which followed `redirects`.
+    func body(forAttemptAfter redirects: [Redirect]) -> AttemptBody {
+        if case .produced(let body) = content {
+            switch nextStream(of: body, after: redirects) {
+            case .success(let stream): return .ready(.stream(stream))
+            case .failure(let failure): return .failed(failure)
+            }
+        }
+        return file.map { .ready(.file($0)) } ?? .mustPrepare
+    }
+
+    /// A new stream of `body` for the next attempt, which followed `redirects`: its producer
+    /// started, the previous one closed; why not when the body can be produced only once and
+    /// already was.
+    private func nextStream(of body: StreamedBody, after redirects: [Redirect]) -> Result<RequestBodyStream, RequestBodyFailure> {
         let stream = RequestBodyStream(length: body.length)
         let outcome = state.withLock { state -> Result<RequestBodyStream?, RequestBodyFailure> in
             guard !state.ended, body.isReplayable || state.streamsMade == 0 else {
