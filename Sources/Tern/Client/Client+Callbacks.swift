@@ -65,21 +65,21 @@ extension Client {
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
         var request = convertible.makeRequest()
-        let box = Weak(delegate)
+        let box = Weak<AnyObject>(delegate)
         if let transfers = delegate as? any TransferDelegate {
             // A transfer delegate follows progress too, with the request's handle.
-            let follower = Weak(transfers)
+            let follower = Weak<AnyObject>(transfers)
             request.progressObserver = { handle, progress in
-                guard let handle, let delegate = follower.object else { return }
+                guard let handle, let delegate = follower.object as? any TransferDelegate else { return }
                 delegate.request(handle, didUpdate: progress)
             }
         }
         let hit: @Sendable (RequestHandle?, Response<Value>) -> Void = { handle, response in
-            guard let delegate = box.object, let handle else { return }
+            guard let delegate = box.object as? any RequestDelegate, let handle else { return }
             delegate.request(handle, didHitCacheWith: response.erased())
         }
         return perform(request, queue: queue ?? callbackQueue(for: request), cacheHit: hit) { handle, result in
-            guard let delegate = box.object, let handle else { return }
+            guard let delegate = box.object as? any RequestDelegate, let handle else { return }
             switch result {
             case .success(let response): delegate.request(handle, didSucceedWith: response.erased())
             case .failure(let error): delegate.request(handle, didFailWith: error)

@@ -21,7 +21,7 @@ final class OutboxEventHub: Sendable {
     private let state = Locked(State())
     private let events = Broadcast<OutboxEvent>()
     private let counts = Broadcast<Int>()
-    private let delegateBox = Weak<any OutboxDelegate>()
+    private let delegateBox = Weak<AnyObject>()
     /// Keeps publications in order: the outbox publishes under its lock, this queue delivers after.
     private let queue = DispatchQueue(label: "Tern.Outbox.events")
     private let callbackQueue: CallbackQueue
@@ -37,7 +37,7 @@ final class OutboxEventHub: Sendable {
     }
 
     var delegate: (any OutboxDelegate)? {
-        get { delegateBox.object }
+        get { delegateBox.object as? any OutboxDelegate }
         set {
             // On the queue: events published before go to the backlog, which the delegate gets first.
             onQueue {
@@ -81,7 +81,7 @@ final class OutboxEventHub: Sendable {
     }
 
     private func deliver(_ events: [OutboxEvent], pendingCount: Int) {
-        let delegate = delegateBox.object
+        let delegate = delegateBox.object as? any OutboxDelegate
         let outbox = owner.object
         let countChanged = state.withLock { state in
             if state.backlog != nil, delegate == nil, !state.hasListener {
@@ -130,7 +130,7 @@ final class OutboxEventHub: Sendable {
             defer { state.backlog = nil }
             return state.backlog ?? []
         }
-        guard !backlog.isEmpty, let delegate = delegateBox.object, let outbox = owner.object else { return }
+        guard !backlog.isEmpty, let delegate = delegateBox.object as? any OutboxDelegate, let outbox = owner.object else { return }
         callbackQueue.perform { backlog.forEach { delegate.outbox(outbox, didRecord: $0) } }
     }
 

@@ -80,7 +80,7 @@ extension Client {
         queue: CallbackQueue? = nil
     ) -> RequestHandle {
         var request = convertible.makeRequest()
-        let box = Weak(delegate)
+        let box = Weak<AnyObject>(delegate)
         // Parsed as the bytes arrive (an event over its limit ends the stream before more of it is
         // held); each chunk and the events it completes go to the delegate on the callback queue.
         let parser = Locked<ServerSentEventParser?>(nil)
@@ -93,7 +93,7 @@ extension Client {
             }
             if case .failure(let error) = events { return error }
             delivery.perform {
-                guard let handle, !handle.lifecycle.hasEnded, let delegate = box.object else { return }
+                guard let handle, !handle.lifecycle.hasEnded, let delegate = box.object as? any TransferDelegate else { return }
                 delegate.request(handle, didReceive: chunk)
                 for event in (try? events.get()) ?? [] { delegate.request(handle, didReceive: event) }
             }

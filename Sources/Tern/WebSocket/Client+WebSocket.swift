@@ -54,9 +54,9 @@ extension Client {
     public func webSocket<Value>(
         _ convertible: some RequestConvertible<Value>, options: WebSocketOptions = WebSocketOptions(), delegate: any WebSocketDelegate
     ) -> WebSocket {
-        let weakDelegate = Weak(delegate)
+        let weakDelegate = Weak<AnyObject>(delegate)
         return webSocket(convertible, options: options) { socket, event in
-            guard let delegate = weakDelegate.object else { return }
+            guard let delegate = weakDelegate.object as? any WebSocketDelegate else { return }
             switch event {
             case .opened(let subprotocol): delegate.webSocket(socket, didOpenWith: subprotocol)
             case .message(let message): delegate.webSocket(socket, didReceive: message)
