@@ -138,13 +138,18 @@ struct CallTally: CallObserver {
     var wantsEvents: Bool { false }
 
     func exchangeEnded(sent: Int64, received: Int64, reused: Bool?) {
-        var late = ClientStatistics.ExchangeTotals()
-        late.add(sent: sent, received: received, reused: reused)
-        let isLate = state.withLock { state -> Bool in
-            if !state.isCounted { state.totals.add(sent: sent, received: received, reused: reused) }
-            return state.isCounted
+        // Added to the request's totals; an exchange that ends after its request was counted (a
+        // cancelled one) goes to the client's on its own.
+        let late = state.withLock { state -> ClientStatistics.ExchangeTotals? in
+            var totals = state.isCounted ? ClientStatistics.ExchangeTotals() : state.totals
+            totals.add(sent: sent, received: received, reused: reused)
+            guard state.isCounted else {
+                state.totals = totals
+                return nil
+            }
+            return totals
         }
-        if isLate { statistics.add(late, ended: nil) }
+        if let late { statistics.add(late, ended: nil) }
     }
 
     func requestEnded(_ error: TernError?, seconds: TimeInterval) {
